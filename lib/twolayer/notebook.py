@@ -153,6 +153,25 @@ class ListOf(Spec):
 
 
 @dataclass
+class Optional(Spec):
+    """``None`` or a value of ``inner`` (``None`` meaning "derive it", as the page says)."""
+
+    inner: Spec
+
+    @property
+    def describe(self) -> str:
+        return f"None or {self.inner.describe}"
+
+    def validate(self, name, value):
+        if value is None:
+            return None
+        try:
+            return self.inner.validate(name, value)
+        except ParameterError:
+            raise self.fail(name, value) from None
+
+
+@dataclass
 class OptionalPath(Spec):
     describe = "None or a file path string ending in .json"
 
@@ -184,6 +203,10 @@ class Params(dict):
             return self[key]
         except KeyError:
             raise AttributeError(key) from None
+
+    def __setattr__(self, key, value):
+        # a value derived after validation (e.g. from other parameters) is recorded as such
+        self[key] = value
 
 
 class Contract:
