@@ -9,57 +9,16 @@ import sys
 import time
 from pathlib import Path
 
-import jupytext
 import pandas as pd
 import pytest
 
 from twolayer import sweep
 from conftest import ROOT
 
-TINY = '''---
-jupytext:
-  formats: ipynb,md:myst
-kernelspec:
-  display_name: Python 3 (ipykernel)
-  language: python
-  name: python3
----
-
-```{code-cell} ipython3
-import time
-from twolayer.notebook import Bool, Contract, Float, Int
-contract = Contract({"x": Int(0, 100), "fail": Bool(), "sleep": Float(0, 60)},
-                    {"smoke": {}, "book": {}, "paper": {}}, globals())
-```
-
-```{code-cell} ipython3
-:tags: [parameters]
-
-seed = 0
-profile = "smoke"
-results_path = None
-x = 1
-fail = False
-sleep = 0.0
-```
-
-```{code-cell} ipython3
-P = contract.validate()
-time.sleep(P.sleep)
-contract.check("not_asked_to_fail", not P.fail, f"x={P.x}")
-contract.metric("square", P.x ** 2 + P.seed)
-contract.finish()
-```
-'''
-
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("nb")
-    path = folder / "tiny.ipynb"
-    jupytext.write(jupytext.reads(TINY, fmt="md:myst"), path)
-    return path
-
+def tiny(tiny_notebook):
+    return tiny_notebook
 
 @pytest.fixture(scope="module")
 def client():
