@@ -172,6 +172,20 @@ class Optional(Spec):
 
 
 @dataclass
+class OptionalDir(Spec):
+    """``None`` or a non-empty folder path string (its existence is checked where it is used)."""
+
+    describe = "None or a non-empty folder path string"
+
+    def validate(self, name, value):
+        if value is None:
+            return None
+        if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
+            raise self.fail(name, value)
+        return os.fspath(value)
+
+
+@dataclass
 class OptionalPath(Spec):
     describe = "None or a file path string ending in .json"
 
