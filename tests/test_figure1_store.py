@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import papermill as pm
+import pytest
 
 from conftest import ROOT
 
@@ -45,3 +46,29 @@ def test_bad_store_dir_is_refused(tmp_path):
     with pytest.raises(pm.PapermillExecutionError) as err:
         _run(tmp_path, "bad", profile="smoke", store_dir=3)
     assert err.value.ename == "ParameterError" and "'store_dir'" in err.value.evalue
+
+
+def test_figure1_page_reads_a_sweeps_table_and_store(tmp_path):
+    """Done-when of the sweep issue: a sweep over two parameters fills the store; the page reads
+    the sweep's table (all runs passed) and computes nothing that the sweep computed."""
+    import papermill as pm
+
+    from twolayer import sweep
+
+    nb = ROOT / "notebooks" / "figure1.ipynb"
+    out = tmp_path / "fig1"
+    rep = sweep.run_sweep(nb, {"seed": [0, 1], "left_lr": [0.01]}, out, n_workers=2,
+                          fixed={"profile": "smoke", "num_seeds": 1, "store_dir": str(out / "store")})
+    assert not rep.failed and len(rep.done) == 2
+    res = tmp_path / "page.json"
+    pm.execute_notebook(str(nb), str(tmp_path / "page.ipynb"), cwd=str(nb.parent), progress_bar=False,
+                        parameters={"profile": "smoke", "num_seeds": 2, "sweep_dir": str(out),
+                                    "results_path": str(res)})
+    r = json.loads(res.read_text())
+    assert r["metrics"]["configs_computed"] == 0
+    assert r["metrics"]["sweep_runs"] == 2 and r["checks"]["sweep_runs_all_passed"] is True
+    # no sweep there: one clear error
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        pm.execute_notebook(str(nb), str(tmp_path / "bad.ipynb"), cwd=str(nb.parent), progress_bar=False,
+                            parameters={"profile": "smoke", "sweep_dir": str(tmp_path / "nothing")})
+    assert "no sweep table" in err.value.evalue

@@ -197,10 +197,14 @@ def gather(out_dir: str | os.PathLike, runs: list[dict] | None = None) -> "Any":
 
 
 def read_table(out_dir: str | os.PathLike):
-    """The tidy table of a sweep folder (Parquet)."""
+    """The tidy table of a sweep folder (Parquet); a clear :class:`SweepError` if there is none."""
     import pandas as pd
 
-    return pd.read_parquet(Path(out_dir) / "table.parquet")
+    path = Path(out_dir) / "table.parquet"
+    if not path.exists():
+        raise SweepError(f"no sweep table at {path}: run `python -m twolayer.sweep NOTEBOOK "
+                         f"--grid ... --out {out_dir}` first")
+    return pd.read_parquet(path)
 
 
 # --- the sweep ----------------------------------------------------------------------------------
