@@ -84,10 +84,11 @@ def test_chapter_figures_and_checks_present(site, md):
             if src.startswith("data:"):
                 continue
             assert (page.parent / html.unescape(src)).resolve().exists(), f"missing image {src}"
-    # the "Checks on this page" table, with every check passed
-    assert "Checks on this page" in text
-    table = text[text.index("Checks on this page"):]
-    assert "True" in table and "False" not in table.split("</table>")[0]
+    # the "Checks on this page" section holds the table of checks, every one passed
+    marker = '<section id="checks-on-this-page">'
+    assert marker in text, "no 'Checks on this page' section"
+    table = text[text.index(marker):].split("</table>")[0]
+    assert "<table" in table and "True" in table and "False" not in table
 
 
 def test_execution_table_lists_every_chapter(site):

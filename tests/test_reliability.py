@@ -133,7 +133,7 @@ def test_disk_full_and_failing_configuration_then_resumed(tiny_notebook, tmp_pat
     errors = [f["error"] for f in rep.failed]
     assert sum("No space left on device" in e for e in errors) == 1, errors
     assert sum("not_asked_to_fail" in e for e in errors) == 3, errors
-    assert len(rep.done) == 2
+    assert len(rep.done) == 2, errors
     table = rep.table
     assert (table.status == "failed").sum() == 4 and (table.status == "done").sum() == 2
     # the resumed sweep redoes only the unfinished run of the disk-full failure

@@ -23,6 +23,11 @@ One module per concept, named as in the papers:
 ``lowrank``      Theorem 4.2: C_R, the (A1) step bound, our (A2) init bound, stable-rank bounds
 ``store``        per-configuration run store (hash-keyed atomic .npz + .json entries)
 ``rankdecay``    Figure 1's stable-rank decay runs on the Gaussian mixture, store-aware
+``population``   Paper B: closed-form population loss and hand-written gradient (arc-cosine kernel)
+``hermite``      Paper B: Hermite coefficients of ReLU (Lemma A.1), Claim B.1's decomposition
+``teacher``      Paper B: teachers meeting Assumptions 1-3, with r, Delta, kappa
+``features``     Paper B: angles, partition T_i, far-away mass, average neurons, optimality gap
+``algorithm1``   Paper B: symmetric init, Stages 1-3 of Algorithm 1
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ from . import (activations, data, device, images, io, losses, metrics, models, n
                sgd, trainer)
 from . import flow, kkt  # noqa: E402  (Section 3 chapters)
 from . import lowrank, rankdecay, store  # noqa: E402  (Section 4-5 chapters)
+from . import algorithm1, features, hermite, population, teacher  # noqa: E402  (Paper B chapters)
 
 __all__ = [
     "__version__",

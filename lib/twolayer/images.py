@@ -378,3 +378,7 @@ class HexDigest(Spec):
             raise self.fail(name, value)
         return value.lower()
 
+    def bad_values(self):
+        """(wrong type, malformed) values, for the notebook tests."""
+        return 3, "z" * self.length
+
