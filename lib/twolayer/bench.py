@@ -166,22 +166,74 @@ def bench_batched_vs_naive(configs: int = 64, steps: int = 10_000, naive_configs
             "batched_speedup_vs_naive": t_naive / t_lib}
 
 
-def bench_figure1() -> dict | None:
-    try:
-        from . import figure1  # noqa: F401  (added with the Figure 1 chapter)
-    except ImportError:
-        return None
-    fn = getattr(figure1, "benchmark", None)
-    return fn() if fn else None
+def bench_figure1(steps: int = 1000, device=None) -> dict:
+    """Figure 1's sweep at the paper's shapes (n = 100, m = 64, d in {10^2, 10^3, 10^4}, three
+    initialization scales batched per d, 50 recorded stable ranks and accuracies), end to end
+    through :func:`twolayer.rankdecay.run`. Dense FLOPs counted: the two products per gradient
+    step, and at each record the SVD (about ``4 m^2 d``) and the forward passes on the train and
+    test sets (``2 m d (n + n_test)``), per configuration."""
+    from . import rankdecay
+
+    device = device or default_device()
+    n, m, records, n_test, scales = 100, 64, 50, 1000, (1.0, 0.1, 0.02)
+    dims = (100, 1000, 10_000)
+    configs = [rankdecay.config(d=d, n=n, m=m, gamma=0.1, beta=0.1, init_scale=s, lr=0.01,
+                                steps=steps, seed=0, n_test=n_test, records=records)
+               for d in dims for s in scales]
+    t = time.perf_counter()
+    rankdecay.run(configs, progress=False)
+    wall = time.perf_counter() - t
+    from .trainer import log_spaced_steps
+
+    B = len(scales)
+    n_rec = len(log_spaced_steps(steps, records))  # the steps at which metrics are evaluated
+    flops = 0.0
+    for d in dims:
+        flops += (steps + 1) * 4.0 * B * m * n * d
+        # at a record: margins on the train set again, stable rank (SVD), train and test accuracy
+        flops += n_rec * B * (4.0 * m * m * d + 2.0 * m * d * (2 * n + n_test))
+    peak = matmul_flops(B, m, n, dims[-1], torch.float64, torch.device("cpu"))
+    return {"shape": f"n={n} m={m} d={dims} x {B} scales, {steps} steps, {records} records",
+            "wall_seconds": wall, "gflop": flops / 1e9, "matmul_gflops": peak / 1e9,
+            "figure1_sweep_efficiency": flops / (wall * peak)}
 
 
-def bench_population() -> dict | None:
-    try:
-        from . import population
-    except ImportError:
-        return None
-    fn = getattr(population, "benchmark", None)
-    return fn() if fn else None
+def bench_population(target: float = 1e-3, n0: int = 200_000, repeats: int = 3) -> dict:
+    """Paper B's population gradient in closed form against Monte Carlo: the time Monte Carlo
+    needs for ``target`` relative error (extrapolated from its measured error at ``n0`` samples
+    with the ``N^{-1/2}`` law) divided by the closed form's time. Student: Algorithm 1 after
+    Stage 1 (m = 100) on the prototype teacher (d = 20)."""
+    from . import algorithm1, population, teacher as teachers
+
+    T = teachers.prototype(d=20, seed=0)
+    net = algorithm1.stage1(algorithm1.symmetric_init(20, 100, seed=0), T)
+    net.a = net.a + 0.01  # break the symmetric cancellation so every block of the gradient is non-zero
+    g = population.grad(net, T).flat()
+    t_closed = timeit(lambda: population.grad(net, T), torch.device("cpu"), repeats=20)
+
+    def mc_grad(N, seed):
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((N, T.d))
+        Z = X @ net.W.T
+        r = net(X) - T.y_tilde(X)
+        ga = 2.0 / N * (np.maximum(Z, 0).T @ r)
+        gW = 2.0 / N * (((r[:, None] * (Z > 0)) * net.a).T @ X)
+        galpha = 2.0 * r.mean()
+        gbeta = 2.0 / N * (X.T @ r)
+        return np.concatenate([ga, gW.ravel(), [galpha], gbeta])
+
+    errs, times = [], []
+    for k in range(repeats):
+        t0 = time.perf_counter()
+        gm = mc_grad(n0, k)
+        times.append(time.perf_counter() - t0)
+        errs.append(np.linalg.norm(gm - g) / np.linalg.norm(g))
+    err = float(np.sqrt(np.mean(np.square(errs))))
+    n_needed = n0 * (err / target) ** 2
+    t_mc = statistics.median(times) * n_needed / n0
+    return {"closed_form_seconds": t_closed, "mc_error_at_n0": err, "n0": n0,
+            "mc_samples_for_target": n_needed, "mc_seconds_for_target": t_mc,
+            "population_grad_speedup_vs_mc": t_mc / t_closed}
 
 
 def bench_notebooks(profile: str = "book", build: bool = True) -> dict:
@@ -249,7 +301,7 @@ def run(only: set[str] | None = None, naive_configs: int = 4, profile: str = "bo
     if want("naive"):
         res["naive"] = bench_batched_vs_naive(naive_configs=naive_configs)
     if want("figure1"):
-        res["figure1"] = bench_figure1()
+        res["figure1"] = bench_figure1(device=device)
     if want("population"):
         res["population"] = bench_population()
     if want("notebooks"):
