@@ -28,6 +28,8 @@ One module per concept, named as in the papers:
 ``teacher``      Paper B: teachers meeting Assumptions 1-3, with r, Delta, kappa
 ``features``     Paper B: angles, partition T_i, far-away mass, average neurons, optimality gap
 ``algorithm1``   Paper B: symmetric init, Stages 1-3 of Algorithm 1
+``certificate``  Paper B: the dual certificate (Def. 1, App. G), test function, Lemma 7 direction
+``samples``      Paper B: Algorithm 1 on n samples (Appendix J)
 """
 from __future__ import annotations
 
@@ -37,7 +39,8 @@ from . import (activations, data, device, images, io, losses, metrics, models, n
                sgd, trainer)
 from . import flow, kkt  # noqa: E402  (Section 3 chapters)
 from . import lowrank, rankdecay, store  # noqa: E402  (Section 4-5 chapters)
-from . import algorithm1, features, hermite, population, teacher  # noqa: E402  (Paper B chapters)
+from . import (algorithm1, certificate, features, hermite, population, samples,  # noqa: E402
+               teacher)  # (Paper B chapters)
 
 __all__ = [
     "__version__",
