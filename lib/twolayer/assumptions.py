@@ -60,14 +60,21 @@ def gram_statistics(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return norms, p, G
 
 
-def near_orthogonality(X, gamma: float) -> NearOrthogonality:
-    """Evaluate Theorem 3.2's assumption on the rows of ``X`` (needs ``n >= 2``)."""
+def data_statistics(X, gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate ``gamma in (0, 1]`` and an ``(n, d)`` array ``X`` with ``n >= 2``; return
+    :func:`gram_statistics` of its rows (the inputs of Theorems 3.2 and 4.2's assumptions)."""
     if not (0 < gamma <= 1):
         raise ValueError(f"gamma must lie in (0, 1], got {gamma}")
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 2:
         raise ValueError("X must be an (n, d) array with n >= 2")
-    norms, p, _ = gram_statistics(X)
+    return gram_statistics(X)
+
+
+def near_orthogonality(X, gamma: float) -> NearOrthogonality:
+    """Evaluate Theorem 3.2's assumption on the rows of ``X`` (needs ``n >= 2``)."""
+    norms, p, _ = data_statistics(X, gamma)
+    X = np.asarray(X)
     rmin, rmax, p = float(norms.min()), float(norms.max()), float(p)
     n_max = (gamma ** 3 / 3.0) * (rmin ** 2 / p) * (rmin ** 2 / rmax ** 2) if p > 0 else math.inf
     return NearOrthogonality(X.shape[0], p, rmin, rmax, float(gamma), n_max)

@@ -26,11 +26,10 @@ from typing import Any
 import numpy as np
 
 
-@dataclass
-class Dataset:
+class Rows:
+    """Mixin for data held as the rows of ``X``: ``n`` samples in dimension ``d``."""
+
     X: np.ndarray
-    y: np.ndarray
-    info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -39,6 +38,13 @@ class Dataset:
     @property
     def d(self) -> int:
         return int(self.X.shape[1])
+
+
+@dataclass
+class Dataset(Rows):
+    X: np.ndarray
+    y: np.ndarray
+    info: dict[str, Any] = field(default_factory=dict)
 
     def torch(self, dtype=None, device=None):
         """``(X, y)`` as torch tensors (float64 on CPU unless told)."""

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .data import Rows
+
 CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz"
 CIFAR10_ARCHIVE = "cifar-10-binary.tar.gz"
 CIFAR10_MD5 = "c32a1d4ab5d03f1284b67883e8d87530"  # published with the archive
@@ -56,7 +58,7 @@ class ArchiveError(ValueError):
 
 
 @dataclass
-class ImageData:
+class ImageData(Rows):
     """Images as float rows ``X`` (n x d) with integer class labels ``labels`` (n,)."""
 
     X: np.ndarray
@@ -65,14 +67,6 @@ class ImageData:
     shape: tuple
     classes: tuple
     info: dict = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return int(self.X.shape[0])
-
-    @property
-    def d(self) -> int:
-        return int(self.X.shape[1])
 
 
 @dataclass

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from .assumptions import gram_statistics
+from .assumptions import data_statistics
 from .data import Dataset, _check_pos_int, _rng, random_signs
 
 
@@ -92,12 +92,8 @@ class DataConstants:
 
 def data_constants(X, gamma: float, H: float = 0.25) -> DataConstants:
     """Theorem 4.2's constants of the rows of ``X`` (``n >= 2``)."""
-    if not (0 < gamma <= 1):
-        raise ValueError(f"gamma must lie in (0, 1], got {gamma}")
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] < 2:
-        raise ValueError("X must be an (n, d) array with n >= 2")
-    norms, p, _ = gram_statistics(X)
+    norms, p, _ = data_statistics(X, gamma)
+    X = np.asarray(X)
     return DataConstants(int(X.shape[0]), float(norms.min()), float(norms.max()), float(p),
                          float(gamma), float(H))
 
