@@ -76,16 +76,19 @@ def _paper_a_problem(n: int, d: int, m: int, B: int, dtype, device, seed: int = 
 
 
 def matmul_flops(B: int, m: int, n: int, d: int, dtype, device, repeats: int = 5) -> float:
-    """FLOP/s of the two products of a training step, as plain ``torch.matmul``."""
+    """FLOP/s of plain dense GEMM for the two products of a training step at these shapes: the
+    forward ``(B m x d) @ (d x n)`` and the backward ``(B m x n) @ (n x d)``, into preallocated
+    outputs (the machine's GEMM speed, with nothing else in the way)."""
     g = torch.Generator().manual_seed(1)
-    W = torch.randn(B, m, d, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
+    W = torch.randn(B * m, d, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
     X = torch.randn(n, d, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
-    C = torch.randn(B, m, n, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
-    Xt = X.T.contiguous()
+    C = torch.randn(B * m, n, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
+    Z = torch.empty(B * m, n, dtype=dtype, device=device)
+    G = torch.empty(B * m, d, dtype=dtype, device=device)
 
     def both():
-        W @ Xt
-        C @ X
+        torch.mm(W, X.T, out=Z)
+        torch.mm(C, X, out=G)
 
     return 4.0 * B * m * n * d / timeit(both, device, repeats=repeats)
 

@@ -79,6 +79,22 @@ class LeakyNetwork:
         """Unnormalised margins ``q_i = y_i f(x_i; W)``."""
         return y * self.forward(W, X)
 
+    def loss_and_coef(self, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, loss: Loss,
+                      normalized: bool = False):
+        """``(L, log L, C)`` with ``grad L = -C X``: the gradient's coefficients on the data,
+        ``C[..., j, i] = (1/n) g_i y_i a_j phi'(<w_j, x_i>)``, shape ``(..., m, n)``.
+
+        The trainer applies ``W <- W + lr C X`` as one in-place matrix product for every
+        configuration, never forming the gradient (see :meth:`loss_and_grad`)."""
+        Z = self.preactivations(W, X)
+        a = self.a(W)
+        q = y * (a @ self.phi(Z))
+        L = loss.empirical_risk(q)
+        logL = loss.log_empirical_risk(q)
+        s = loss.normalized_weights(q) if normalized else loss.g(q) / q.shape[-1]
+        C = self.phi.grad(Z) * (s * y).unsqueeze(-2) * a.unsqueeze(-1)
+        return L, logL, C
+
     def loss_and_grad(self, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, loss: Loss,
                       normalized: bool = False):
         """Empirical risk ``L(W)`` and its gradient in closed form (no autograd).
@@ -88,16 +104,8 @@ class LeakyNetwork:
         computed from log-space weights so it stays finite when ``L`` underflows).
         Returns ``(L, log L, G)`` with ``G`` shaped like ``W``.
         """
-        Z = self.preactivations(W, X)
-        a = self.a(W)
-        f = a @ self.phi(Z)
-        q = y * f
-        L = loss.empirical_risk(q)
-        logL = loss.log_empirical_risk(q)
-        s = loss.normalized_weights(q) if normalized else loss.g(q) / q.shape[-1]
-        coef = self.phi.grad(Z) * (s * y).unsqueeze(-2) * a.unsqueeze(-1)
-        G = -(coef @ X)
-        return L, logL, G
+        L, logL, C = self.loss_and_coef(W, X, y, loss, normalized)
+        return L, logL, -(C @ X)
 
 
 class TwoLayerNet(nn.Module):

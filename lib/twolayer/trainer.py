@@ -86,8 +86,9 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
         raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
     loss = get_loss(loss) if isinstance(loss, str) else loss
     single = W0.ndim == 2
-    W = (W0.unsqueeze(0) if single else W0).clone()
-    B = W.shape[0]
+    W = (W0.unsqueeze(0) if single else W0).clone(memory_format=torch.contiguous_format)
+    B, m, d = W.shape
+    W_rows = W.view(B * m, d)  # all configurations' neurons as rows: one GEMM updates them all
     X = X.to(dtype=W.dtype, device=W.device)
     y = y.to(dtype=W.dtype, device=W.device)
     lr_t = torch.as_tensor(lr, dtype=W.dtype, device=W.device)
@@ -115,10 +116,12 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
     start = time.perf_counter()
     L0 = None
     bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, file=sys.stderr)
+    n = X.shape[0]
     for t in range(steps + 1):
-        L, logL, G = net.loss_and_grad(W, X, y, loss, normalized=normalized)
+        L, logL, C = net.loss_and_coef(W, X, y, loss, normalized=normalized)
+        # every update is followed by a loss evaluation, so a non-finite gradient or weight
+        # shows up here, at the step it produced
         check(t, "loss", L)
-        check(t, "gradient", G)
         if L0 is None:
             L0 = L.clone()
         grown = L > max_loss_growth * torch.clamp(L0, min=1e-300)
@@ -127,6 +130,7 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
             raise DivergenceError(t, f"loss (grew more than {max_loss_growth:g}x from {float(L0[cfg]):.3g})",
                                   float(L[cfg]), cfg)
         if t in rec_set:
+            check(t, "weights", W)
             q = net.margins(W, X, y)
             hist["loss"].append(L.detach().cpu().numpy())
             hist["log_loss"].append(logL.detach().cpu().numpy())
@@ -137,8 +141,8 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
                 hist[name].append(v.detach().cpu().numpy())
         if t == steps:
             break
-        W = W - lr_t * G
-        check(t + 1, "weights", W)
+        # W <- W - lr grad L = W + lr C X: one in-place matrix product for every configuration
+        W_rows.addmm_((C * lr_t).reshape(B * m, n), X)
         bar.update(1)
     bar.close()
     history = {k: np.stack(v) for k, v in hist.items()}
