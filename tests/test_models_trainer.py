@@ -495,3 +495,21 @@ def test_two_layer_deterministic_by_seed():
     assert torch.equal(a.W, b.W) and torch.equal(a.a, b.a)
     assert not torch.equal(a.W, c.W)
     assert a.W.dtype == torch.float32
+
+
+def test_per_configuration_data_sets_equal_separate_runs():
+    """X of shape (B, n, d): each configuration trains on its own data set."""
+    from twolayer import data
+
+    net = LeakyNetwork(2, 2, "leaky_relu", 0.5)
+    sets = [data.nearly_orthogonal(6, 30, seed=k) for k in range(3)]
+    Xb = torch.as_tensor(np.stack([s.X for s in sets]))
+    yb = torch.as_tensor(np.stack([s.y for s in sets]))
+    W0 = net.init(30, 0.1, seed=0, batch=3)
+    res = gradient_descent(net, W0, Xb, yb, "exp", lr=0.1, steps=40, normalized=True,
+                           record_steps=[0, 40])
+    for b, s in enumerate(sets):
+        X, y = s.torch()
+        one = gradient_descent(net, W0[b], X, y, "exp", lr=0.1, steps=40, normalized=True,
+                               record_steps=[0, 40])
+        torch.testing.assert_close(res.W[b], one.W, rtol=1e-12, atol=1e-14)

@@ -116,7 +116,8 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
     start = time.perf_counter()
     L0 = None
     bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, file=sys.stderr)
-    n = X.shape[0]
+    n = X.shape[-2]
+    shared_data = X.ndim == 2  # one data set for every configuration, or one per configuration
     for t in range(steps + 1):
         L, logL, C = net.loss_and_coef(W, X, y, loss, normalized=normalized)
         # every update is followed by a loss evaluation, so a non-finite gradient or weight
@@ -142,7 +143,10 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
         if t == steps:
             break
         # W <- W - lr grad L = W + lr C X: one in-place matrix product for every configuration
-        W_rows.addmm_((C * lr_t).reshape(B * m, n), X)
+        if shared_data:
+            W_rows.addmm_((C * lr_t).reshape(B * m, n), X)
+        else:
+            W.baddbmm_(C * lr_t, X)
         bar.update(1)
     bar.close()
     history = {k: np.stack(v) for k, v in hist.items()}
