@@ -81,8 +81,9 @@ class LeakyNetwork:
 
     def loss_and_coef(self, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, loss: Loss,
                       normalized: bool = False):
-        """``(L, log L, C)`` with ``grad L = -C X``: the gradient's coefficients on the data,
-        ``C[..., j, i] = (1/n) g_i y_i a_j phi'(<w_j, x_i>)``, shape ``(..., m, n)``.
+        """``(L, log L, C, q)`` with ``grad L = -C X``: the gradient's coefficients on the data,
+        ``C[..., j, i] = (1/n) g_i y_i a_j phi'(<w_j, x_i>)``, shape ``(..., m, n)``, and the
+        margins ``q_i = y_i f(x_i; W)`` computed on the way.
 
         The trainer applies ``W <- W + lr C X`` as one in-place matrix product for every
         configuration, never forming the gradient (see :meth:`loss_and_grad`)."""
@@ -93,7 +94,7 @@ class LeakyNetwork:
         logL = loss.log_empirical_risk(q)
         s = loss.normalized_weights(q) if normalized else loss.g(q) / q.shape[-1]
         C = self.phi.grad(Z) * (s * y).unsqueeze(-2) * a.unsqueeze(-1)
-        return L, logL, C
+        return L, logL, C, q
 
     def loss_and_grad(self, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, loss: Loss,
                       normalized: bool = False):
@@ -104,7 +105,7 @@ class LeakyNetwork:
         computed from log-space weights so it stays finite when ``L`` underflows).
         Returns ``(L, log L, G)`` with ``G`` shaped like ``W``.
         """
-        L, logL, C = self.loss_and_coef(W, X, y, loss, normalized)
+        L, logL, C, _ = self.loss_and_coef(W, X, y, loss, normalized)
         return L, logL, -(C @ X)
 
 

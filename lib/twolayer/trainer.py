@@ -2,7 +2,7 @@
 
 ``W`` has shape ``(B, m, d)``: ``B`` independent configurations (seeds, initialisation scales,
 step sizes) advance together as one tensor program, with the closed-form gradient of
-:meth:`twolayer.models.LeakyNetwork.loss_and_grad` (no autograd, no Python loop over neurons
+:meth:`twolayer.models.LeakyNetwork.loss_and_coef` (no autograd, no Python loop over neurons
 or samples).
 
 Two update rules:
@@ -119,7 +119,7 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
     n = X.shape[-2]
     shared_data = X.ndim == 2  # one data set for every configuration, or one per configuration
     for t in range(steps + 1):
-        L, logL, C = net.loss_and_coef(W, X, y, loss, normalized=normalized)
+        L, logL, C, q = net.loss_and_coef(W, X, y, loss, normalized=normalized)
         # every update is followed by a loss evaluation, so a non-finite gradient or weight
         # shows up here, at the step it produced
         check(t, "loss", L)
@@ -132,7 +132,6 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
                                   float(L[cfg]), cfg)
         if t in rec_set:
             check(t, "weights", W)
-            q = net.margins(W, X, y)
             hist["loss"].append(L.detach().cpu().numpy())
             hist["log_loss"].append(logL.detach().cpu().numpy())
             hist["min_margin"].append(q.min(dim=-1).values.cpu().numpy())
