@@ -29,9 +29,9 @@ test: $(STAMP)
 	fi
 	BOOK_PROFILE=smoke $(PY) -m pytest
 
-# Regenerate every notebooks/*.ipynb from its MyST .md source (and vice versa, newest wins).
+# Regenerate every notebooks/*/*.ipynb from its MyST .md source (and vice versa, newest wins).
 sync: $(STAMP)
-	$(VENV)/bin/jupytext --sync notebooks/*.md
+	$(VENV)/bin/jupytext --sync notebooks/*/*.md
 
 clean:
 	rm -rf _build .pytest_cache

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.md"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.md"))
 GUARDS = Path(__file__).resolve().parent / "guards"
 
 os.environ.setdefault("BOOK_PROFILE", "smoke")
@@ -48,7 +48,7 @@ kernelspec:
 
 ```{code-cell} ipython3
 import os, signal, time
-from twolayer.notebook import Bool, Contract, Float, Int, OptionalPath
+from twolayer.common.contract import Bool, Contract, Float, Int, OptionalPath
 contract = Contract({"x": Int(0, 100), "fail": Bool(), "sleep": Float(0, 60),
                      "kill_marker": OptionalPath()},
                     {"smoke": {}, "book": {}, "paper": {}}, globals())

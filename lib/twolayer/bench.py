@@ -39,10 +39,10 @@ import numpy as np
 import torch
 
 from . import __version__
-from .device import default_device, resolve_dtype
-from .io import atomic_write_json
-from .models import LeakyNetwork
-from .trainer import gradient_descent
+from .common.device import default_device, resolve_dtype
+from .common.io import atomic_write_json
+from .paper_a.models import LeakyNetwork
+from .paper_a.trainer import gradient_descent
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -172,10 +172,10 @@ def bench_batched_vs_naive(configs: int = 64, steps: int = 10_000, naive_configs
 def bench_figure1(steps: int = 1000, device=None) -> dict:
     """Figure 1's sweep at the paper's shapes (n = 100, m = 64, d in {10^2, 10^3, 10^4}, three
     initialization scales batched per d, 50 recorded stable ranks and accuracies), end to end
-    through :func:`twolayer.rankdecay.run`. Dense FLOPs counted: the two products per gradient
+    through :func:`twolayer.paper_a.rankdecay.run`. Dense FLOPs counted: the two products per gradient
     step, and at each record the SVD (about ``4 m^2 d``) and the forward passes on the train and
     test sets (``2 m d (n + n_test)``), per configuration."""
-    from . import rankdecay
+    from .paper_a import rankdecay
 
     device = device or default_device()
     n, m, records, n_test, scales = 100, 64, 50, 1000, (1.0, 0.1, 0.02)
@@ -186,7 +186,7 @@ def bench_figure1(steps: int = 1000, device=None) -> dict:
     t = time.perf_counter()
     rankdecay.run(configs, progress=False)
     wall = time.perf_counter() - t
-    from .trainer import log_spaced_steps
+    from .paper_a.trainer import log_spaced_steps
 
     B = len(scales)
     n_rec = len(log_spaced_steps(steps, records))  # the steps at which metrics are evaluated
@@ -206,7 +206,9 @@ def bench_population(target: float = 1e-3, n0: int = 200_000, repeats: int = 3) 
     needs for ``target`` relative error (extrapolated from its measured error at ``n0`` samples
     with the ``N^{-1/2}`` law) divided by the closed form's time. Student: Algorithm 1 after
     Stage 1 (m = 100) on the prototype teacher (d = 20)."""
-    from . import algorithm1, population, teacher as teachers
+    from .paper_b import algorithm1
+    from .paper_b import population
+    from .paper_b import teacher as teachers
 
     T = teachers.prototype(d=20, seed=0)
     net = algorithm1.stage1(algorithm1.symmetric_init(20, 100, seed=0), T)
@@ -253,7 +255,7 @@ def bench_notebooks(profile: str = "book", build: bool = True) -> dict:
             " 'rss_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))\n")
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for nb in sorted((ROOT / "notebooks").glob("*/*.ipynb")):
             res = subprocess.run([sys.executable, "-c", code, str(nb), f"{tmp}/{nb.name}", profile,
                                   str(nb.parent)], capture_output=True, text=True)
             if res.returncode != 0:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .io import atomic_write_bytes, atomic_write_csv, atomic_write_json, to_jsonable
+from .common.io import atomic_write_bytes, atomic_write_csv, atomic_write_json, to_jsonable
 
 RESULTS = "results.json"
 EXECUTED = "notebook.ipynb"
@@ -326,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m twolayer.sweep",
         description="Run a chapter notebook over a parameter grid with papermill on Dask.")
-    ap.add_argument("notebook", help="the .ipynb to execute (e.g. notebooks/setting.ipynb)")
+    ap.add_argument("notebook", help="the .ipynb to execute (e.g. notebooks/paper_a/setting.ipynb)")
     ap.add_argument("--grid", required=True,
                     help='JSON object of parameter -> list of values, e.g. \'{"seed": [0, 1]}\'')
     ap.add_argument("--out", required=True, help="output folder (re-use it to resume)")

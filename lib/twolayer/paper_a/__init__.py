@@ -1,0 +1,25 @@
+"""Paper A -- Frei, Vardi, Bartlett, Srebro, Hu (ICLR 2023), *Implicit Bias in Leaky ReLU
+Networks Trained on High-Dimensional Data*. PyTorch; imports only :mod:`twolayer.common`.
+
+Setting (Section 2)
+    ``data``         nearly-orthogonal Gaussian data, the Gaussian mixture, noisy 2-XOR
+    ``activations``  leaky ReLU and the smoothed leaky ReLU (Definition 4.1), with derivatives
+    ``models``       the network ``f(x; W)`` with fixed ``a``, and a general two-layer net
+    ``losses``       logistic and exponential losses, stable in float64 at huge margins
+    ``assumptions``  Theorem 3.2's near-orthogonality and the bounds behind Lemma 3.3
+    ``metrics``      stable rank, numerical rank, margins
+Gradient flow (Section 3)
+    ``trainer``      batched full-batch gradient descent with closed-form gradients
+    ``flow``         gradient flow by loss-normalised gradient descent (a time change)
+    ``kkt``          Problems (1) and (3), multipliers, z and z*, certificates of Theorem 3.2
+Gradient descent (Sections 4-5)
+    ``lowrank``      Theorem 4.2: C_R, the (A1) step bound, the (A2) initialization bound
+    ``rankdecay``    Figure 1's stable-rank decay on the Gaussian mixture, run-store aware
+    ``sgd``          batched minibatch SGD for ReLU nets with biases (Figure 2)
+    ``images``       CIFAR-10 (binary archive, checksummed) and the offline digits stand-in
+"""
+from ..common._lazy import lazy_submodules
+
+__all__ = ["activations", "assumptions", "data", "flow", "images", "kkt", "losses", "lowrank",
+           "metrics", "models", "rankdecay", "sgd", "trainer"]
+__getattr__ = lazy_submodules(__name__, __all__)

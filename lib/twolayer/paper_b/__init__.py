@@ -1,0 +1,18 @@
+"""Paper B -- Zhou & Ge (NeurIPS 2024), *How does Gradient Descent Learn Features -- A Local
+Analysis for Regularized Two-Layer Neural Networks*. NumPy/SciPy/cvxpy, no torch; imports
+only :mod:`twolayer.common`.
+
+``kernels``      the arc-cosine kernel and ReLU without Hermite orders 0 and 1 (Appendix B)
+``teacher``      teachers meeting Assumptions 1-3, with r, Delta, kappa
+``population``   the closed-form population loss and its hand-written gradient
+``hermite``      Hermite coefficients of ReLU (Lemma A.1), Claim B.1's decomposition
+``features``     angles, the partition T_i, far-away mass, average neurons, optimality gap
+``algorithm1``   symmetric initialization and Stages 1-3 of Algorithm 1
+``certificate``  the dual certificate (Definition 1, Appendix G), Lemma 7's direction
+``samples``      Algorithm 1 on n samples (Appendix J)
+"""
+from ..common._lazy import lazy_submodules
+
+__all__ = ["algorithm1", "certificate", "features", "hermite", "kernels", "population",
+           "samples", "teacher"]
+__getattr__ = lazy_submodules(__name__, __all__)

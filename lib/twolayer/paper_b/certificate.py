@@ -1,0 +1,322 @@
+"""Paper B's non-degenerate dual certificate (Definition 1, Appendix G), the test function of
+Lemma 10 and the descent direction of Lemma 7 / F.17.
+
+Kernels (``sigma_k`` the ReLU Hermite coefficients, :mod:`twolayer.paper_b.hermite`):
+
+* ``Z_l^2 = sum_{k >= l} sigma_k^2 = 1/2 - sum_{k < l} sigma_k^2`` (``E[relu^2] = 1/2``);
+* ``kappa_l(t) = sum_{k >= l} sigma_k^2 t^k / Z_l^2``, computed as the closed-form arc-cosine
+  kernel minus its head, with ``kappa_l'`` and ``kappa_l''`` (``k''(t) = 1/(2 pi sqrt(1-t^2))``,
+  infinite at ``t = 1``: it only ever multiplies a zero there).
+
+Certificate (Appendix G, for teacher directions ``u_j`` spanning ``S_*`` of dimension ``r``):
+
+``eta(w) = sum_j alpha_j kappa_l(u_j.w) + sum_j kappa_l'(u_j.w) (b_j.w)``, with ``b_j = T_j c_j``
+in the tangent space of the unit sphere of ``S_*`` at ``u_j`` (``T_j``: ``d x (r-1)``
+orthonormal), solving ``eta(u_i) = sign a*_i`` and ``grad eta(u_i) = 0`` (an ``r m_*`` square,
+symmetric linear system). Gradients of ``eta`` orthogonal to ``S_*`` vanish at ``u_i`` by
+construction. The certificate is ``eta(w) = E[p(x) relu_{>=2}(w.x)]`` for unit ``w`` with
+
+``p(x) = Z_l^{-2} (sum_j alpha_j relu_{>=l}(u_j.x) + sum_j (b_j.x) relu_{>=l}'(u_j.x))``,
+
+``relu_{>=l} = relu - sum_{k<l} sigma_k h_k``, and ``||p||^2 = sum_j alpha_j sign(a*_j) / Z_l^2``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import hermite as herm
+from . import kernels
+from .population import Net
+from .teacher import Teacher
+
+# --- kernels -------------------------------------------------------------------------------
+
+
+def head(ell: int) -> np.ndarray:
+    """``sigma_0, ..., sigma_{ell-1}``."""
+    if ell < 2:
+        raise ValueError("ell must be >= 2")
+    return herm.relu_coefficients(ell - 1)
+
+
+def Z2(ell: int) -> float:
+    """``Z_l^2 = sum_{k >= l} sigma_k^2``."""
+    return 0.5 - float(np.sum(head(ell) ** 2))
+
+
+def kappa(t, ell: int, deriv: int = 0):
+    """``kappa_l(t)`` (``deriv = 0``), ``kappa_l'`` (1) or ``kappa_l''`` (2, for ``|t| < 1``)."""
+    t = np.clip(np.asarray(t, dtype=np.float64), -1.0, 1.0)
+    s2 = head(ell) ** 2
+    ks = np.arange(ell)
+    if deriv == 0:
+        full = kernels.k1(t)
+        hd = sum(s2[k] * t ** k for k in ks)
+    elif deriv == 1:
+        full = kernels.k1_prime(t)
+        hd = sum(k * s2[k] * t ** (k - 1) for k in ks[1:])
+    elif deriv == 2:
+        with np.errstate(divide="ignore"):
+            full = 1.0 / (2 * math.pi * np.sqrt(1.0 - t * t))
+        hd = sum(k * (k - 1) * s2[k] * t ** (k - 2) for k in ks[2:])
+    else:
+        raise ValueError("deriv must be 0, 1 or 2")
+    return (full - hd) / Z2(ell)
+
+
+def kappa_series(t, ell: int, k_max: int) -> np.ndarray:
+    """``sum_{l <= k <= k_max} sigma_k^2 t^k / Z_l^2``: the truncated series, for tests."""
+    s = herm.relu_coefficients(k_max) ** 2
+    t = np.asarray(t, dtype=np.float64)
+    ks = np.arange(ell, k_max + 1)
+    return (s[ks][:, None] * t.ravel()[None, :] ** ks[:, None]).sum(0).reshape(t.shape) / Z2(ell)
+
+
+def relu_ge(z, ell: int):
+    """``relu_{>=l}(z) = relu(z) - sum_{k<l} sigma_k h_k(z)``."""
+    z = np.asarray(z, dtype=np.float64)
+    H = herm.hermite_normalized(ell - 1, z)
+    return kernels.relu(z) - np.tensordot(head(ell), H, axes=1)
+
+
+def relu_ge_prime(z, ell: int):
+    """``relu_{>=l}'(z) = 1{z > 0} - sum_{1 <= k < l} sigma_k sqrt(k) h_{k-1}(z)``."""
+    z = np.asarray(z, dtype=np.float64)
+    H = herm.hermite_normalized(max(ell - 2, 0), z)
+    c = head(ell)[1:] * np.sqrt(np.arange(1, ell))
+    return (z > 0).astype(np.float64) - np.tensordot(c, H[: ell - 1], axes=1)
+
+
+# --- the certificate -------------------------------------------------------------------------
+
+
+def _unit(W):
+    W = np.atleast_2d(np.asarray(W, dtype=np.float64))
+    return W / np.linalg.norm(W, axis=1, keepdims=True)
+
+
+def _cos(W: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """``W U^T`` for unit rows, clipped to ``[-1, 1]`` and snapped to ``+-1`` within 4 ulp: the
+    arc-cosine kernel has a ``sqrt(1 - t^2)`` term, so a rounding error ``eps`` in ``t`` near 1
+    moves it by ``sqrt(2 eps)``; snapping makes ``eta(u_i)`` exact at the teacher directions."""
+    t = np.clip(W @ U.T, -1.0, 1.0)
+    return np.where(np.abs(t) >= 1.0 - 4 * np.finfo(float).eps, np.sign(t), t)
+
+
+def tangent_bases(U: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """``(m, d, r-1)``: for each unit ``u_j`` in the span of ``basis`` (d, r), an orthonormal
+    basis of the tangent space ``u_j^perp`` within that span."""
+    r = basis.shape[1]
+    out = []
+    for u in U:
+        P = basis - np.outer(u, u @ basis)
+        q, s, _ = np.linalg.svd(P, full_matrices=False)
+        out.append(q[:, : r - 1])
+    return np.stack(out)
+
+
+@dataclass
+class Certificate:
+    U: np.ndarray          # (m*, d) unit teacher directions
+    signs: np.ndarray      # sign(a*)
+    T: np.ndarray          # (m*, d, r-1) tangent bases
+    alpha: np.ndarray      # (m*,)
+    c: np.ndarray          # (m*, r-1)
+    ell: int
+    matrix: np.ndarray     # the interpolation system
+    rhs: np.ndarray
+
+    @property
+    def b(self) -> np.ndarray:
+        """``b_j = T_j c_j`` (rows)."""
+        return np.einsum("jdk,jk->jd", self.T, self.c)
+
+    @property
+    def Z2(self) -> float:
+        return Z2(self.ell)
+
+    def eta(self, W) -> np.ndarray:
+        """``eta`` at the directions of the rows of ``W`` (normalised first)."""
+        W = _unit(W)
+        t = _cos(W, self.U)
+        return kappa(t, self.ell) @ self.alpha + np.sum(kappa(t, self.ell, 1) * (W @ self.b.T), 1)
+
+    def eta_grad(self, W) -> np.ndarray:
+        """Euclidean gradient of ``w -> eta(w)`` (the formula above, not normalised) at unit
+        rows ``W``; the ``kappa''`` term is dropped where ``b_j.w = 0`` exactly (at ``w = u_j``)."""
+        W = _unit(W)
+        t = _cos(W, self.U)
+        bw = W @ self.b.T
+        k1 = kappa(t, self.ell, 1)
+        at_pole = np.abs(np.clip(t, -1, 1)) >= 1.0   # kappa'' infinite, b_j.w = 0 there
+        k2 = kappa(np.where(at_pole, 0.0, t), self.ell, 2)
+        k2bw = np.where(at_pole, 0.0, k2 * bw)
+        return (k1 * self.alpha + k2bw) @ self.U + k1 @ self.b
+
+    def tangent_grad(self, W) -> np.ndarray:
+        """Riemannian gradient ``P_w grad eta(w)`` on the sphere."""
+        W = _unit(W)
+        G = self.eta_grad(W)
+        return G - np.sum(G * W, 1, keepdims=True) * W
+
+    def p(self, X) -> np.ndarray:
+        """The dual polynomial ``p(x)`` at the rows of ``X``."""
+        Z = X @ self.U.T
+        B = X @ self.b.T
+        return (relu_ge(Z, self.ell) @ self.alpha + np.sum(B * relu_ge_prime(Z, self.ell), 1)) / self.Z2
+
+    def p_norm2(self) -> float:
+        """``||p||^2 = E[p^2] = sum_j alpha_j sign(a*_j) / Z_l^2``."""
+        return float(self.alpha @ self.signs) / self.Z2
+
+    def interpolation_residual(self) -> float:
+        """``max_i |eta(u_i) - sign a*_i|`` and ``||P grad eta(u_i)||``, evaluated afresh."""
+        v = np.abs(self.eta(self.U) - self.signs).max()
+        g = np.linalg.norm(self.tangent_grad(self.U), axis=1).max()
+        return float(max(v, g))
+
+
+def solve(teacher: Teacher, ell: int) -> Certificate:
+    """The Appendix G certificate of ``teacher`` (whose ``info['basis']`` spans ``S_*``)."""
+    U = _unit(teacher.W)
+    m = len(U)
+    B = teacher.info["basis"]
+    r = B.shape[1]
+    T = tangent_bases(U, B)
+    t = _cos(U, U)                                   # t[i, j] = u_i.u_j
+    np.fill_diagonal(t, 1.0)
+    K0, K1 = kappa(t, ell), kappa(t, ell, 1)
+    off = ~np.eye(m, dtype=bool)
+    K2 = np.zeros_like(t)
+    K2[off] = kappa(t[off], ell, 2)
+    q = r - 1
+    # Tu[i, j, k] = T_j[:, k].u_i ; uT[i, j, k] = u_j.T_i[:, k] ; TT[i, k, j, l] = T_i[:,k].T_j[:,l]
+    Tu = np.einsum("jdk,id->ijk", T, U)
+    uT = np.einsum("jd,idk->ijk", U, T)
+    TT = np.einsum("idk,jdl->ikjl", T, T)
+    n = m * r
+    M = np.zeros((n, n))
+    M[:m, :m] = K0
+    M[:m, m:] = (K1[:, :, None] * Tu).reshape(m, m * q)
+    M[m:, :m] = (K1[:, :, None] * uT).transpose(0, 2, 1).reshape(m * q, m)
+    # derivative rows (i, k) x c columns (j, l)
+    blk = K2[:, None, :, None] * uT.transpose(0, 2, 1)[:, :, :, None] * Tu[:, None, :, :] \
+        + K1[:, None, :, None] * TT
+    M[m:, m:] = blk.reshape(m * q, m * q)
+    rhs = np.concatenate([np.sign(teacher.a), np.zeros(m * q)])
+    x = np.linalg.solve(M, rhs)
+    return Certificate(U, np.sign(teacher.a), T, x[:m], x[m:].reshape(m, q), ell, M, rhs)
+
+
+def plane_directions(basis: np.ndarray, theta) -> np.ndarray:
+    """Unit vectors ``cos(theta) e_1 + sin(theta) e_2`` of the plane spanned by ``basis[:, :2]``."""
+    theta = np.asarray(theta, dtype=np.float64)
+    return np.stack([np.cos(theta), np.sin(theta)], -1) @ basis[:, :2].T
+
+
+def angle_to_teachers(W, U) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner, delta)``: nearest teacher direction up to sign and the angle to it."""
+    A = np.arccos(np.clip(np.abs(_unit(W) @ U.T), 0, 1))
+    owner = A.argmin(1)
+    return owner, A[np.arange(len(owner)), owner]
+
+
+def rho_eta(cert: Certificate, W, min_delta: float = 1e-4) -> tuple[float, np.ndarray]:
+    """``min (1 - |eta(w)|) / delta(w)^2`` over the rows of ``W`` farther than ``min_delta``
+    from every teacher direction (up to sign); returns it and the ratio at every row (NaN
+    where excluded)."""
+    _, delta = angle_to_teachers(W, cert.U)
+    ratio = np.full(len(delta), np.nan)
+    keep = delta > min_delta
+    ratio[keep] = (1 - np.abs(cert.eta(W[keep]))) / delta[keep] ** 2
+    return float(np.nanmin(ratio)), ratio
+
+
+def mc_identity(cert: Certificate, W, n: int, seed: int, batch: int = 100_000):
+    """Monte Carlo ``E[p(x) relu_{>=2}(w.x)]`` for unit rows ``W``: (mean, standard error)."""
+    W = _unit(W)
+    rng = np.random.default_rng([seed, 41])
+    s = np.zeros(len(W))
+    s2 = np.zeros(len(W))
+    done = 0
+    while done < n:
+        k = min(batch, n - done)
+        X = rng.standard_normal((k, W.shape[1]))
+        v = cert.p(X)[:, None] * kernels.relu_ge2(X @ W.T)
+        s += v.sum(0)
+        s2 += (v ** 2).sum(0)
+        done += k
+    mean = s / n
+    return mean, np.sqrt(np.maximum(s2 / n - mean ** 2, 0) / n)
+
+
+# --- Lemma 10's test function ------------------------------------------------------------
+
+
+def test_profile(theta, ell: int) -> np.ndarray:
+    """``psi_l(theta) = sum_{l <= k < 2l} |sigma_k| cos^k(theta)``: the correlation
+    ``sign(a*_i) E[g(x) relu(w.x)]`` of the test function ``g`` of Lemma 10 (F.6) with a unit
+    neuron at angle ``theta`` from ``w*_i`` (Claim A.1)."""
+    s = np.abs(herm.relu_coefficients(2 * ell - 1))
+    ks = np.arange(ell, 2 * ell)
+    c = np.cos(np.asarray(theta, dtype=np.float64))
+    return np.tensordot(s[ks], c[None, ...] ** ks.reshape((-1,) + (1,) * c.ndim), axes=1)
+
+
+def half_width(ell: int, grid: int = 20001) -> float:
+    """The angle where ``psi_l(theta) / psi_l(0)`` first falls to 1/2 (linear interpolation)."""
+    th = np.linspace(0, math.pi / 2, grid)
+    v = test_profile(th, ell) / test_profile(0.0, ell)
+    i = int(np.argmax(v <= 0.5))
+    return float(th[i - 1] + (v[i - 1] - 0.5) / (v[i - 1] - v[i]) * (th[i] - th[i - 1]))
+
+
+# --- Lemma 7 / F.17's descent direction ----------------------------------------------------
+
+
+def sign_flip(net: Net, teacher: Teacher) -> Net:
+    """Lemma F.14: flip ``w_j -> -w_j`` whenever ``w_j.w*_i < 0`` for its nearest teacher
+    (up to sign) and add ``a_j w_j`` to ``beta``: the function, the loss and ``L_lambda`` are
+    unchanged, and Assumption F.1 holds."""
+    U = _unit(teacher.W)
+    owner, _ = angle_to_teachers(net.W, U)
+    s = np.sign(np.sum(net.W * U[owner], 1))
+    s[s == 0] = 1.0
+    flip = s < 0
+    beta = net.beta + (net.a[flip, None] * net.W[flip]).sum(0)
+    return Net(net.a.copy(), net.W * s[:, None], net.alpha, beta)
+
+
+def q_weights(net: Net, teacher: Teacher, delta_close: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner, q)`` of the proof of Lemma 6: ``q_ij = a_j a*_i / sum_{T_{i,+}} a_j^2`` for
+    ``j`` in ``T_{i,+}(delta_close)`` (same sign as ``a*_i``, within ``delta_close``), else 0.
+    A teacher with no such neuron gets no ``q`` (the lemma's condition (1) then fails)."""
+    U = _unit(teacher.W)
+    owner, delta = angle_to_teachers(net.W, U)
+    plus = (delta <= delta_close) & (np.sign(net.a) == np.sign(teacher.a[owner]))
+    q = np.zeros(len(net.a))
+    for i in range(len(U)):
+        sel = plus & (owner == i)
+        if sel.any():
+            q[sel] = net.a[sel] * teacher.a[i] / np.sum(net.a[sel] ** 2)
+    return owner, q
+
+
+def descent_direction(net: Net, teacher: Teacher, delta_close: float) -> tuple[Net, np.ndarray, np.ndarray]:
+    """The direction ``D`` of Lemma F.17 at ``net`` (assumed sign-flipped, Assumption F.1):
+    ``D_a = 0``, ``D_alpha = alpha + alpha_*``, ``D_beta = beta + beta_*``,
+    ``D_{w_j} = w_j - q_ij w*_i`` (``w*_i`` the unit teacher direction scaled by ``||w*_i||``).
+    Returns ``(D, owner, q)``; moving along ``-D`` takes each ``w_j`` towards ``q_ij w*_i``."""
+    owner, q = q_weights(net, teacher, delta_close)
+    target = q[:, None] * teacher.W[owner]
+    D = Net(np.zeros_like(net.a), net.W - target, net.alpha + teacher.alpha_star,
+            net.beta + teacher.beta_star)
+    return D, owner, q
+
+
+def inner(g: Net, D: Net) -> float:
+    """``<g, D>`` over all parameters."""
+    return float(g.a @ D.a + np.sum(g.W * D.W) + g.alpha * D.alpha + g.beta @ D.beta)

@@ -1,0 +1,141 @@
+"""Hermite expansions of ReLU and |x| (Paper B, Appendix A and Claim B.1).
+
+Normalised probabilists' Hermite polynomials ``h_k = He_k / sqrt(k!)`` are orthonormal under
+``N(0, 1)``; the coefficient of ``sigma`` is ``sigma_k = E[sigma(x) h_k(x)]``.
+
+* :func:`relu_coefficient` / :func:`abs_coefficient`: the closed forms of Lemma A.1, in log
+  space (``lgamma``) so that ``k`` in the thousands is fine;
+* :func:`coefficients_gauss_hermite`: ``E[sigma h_k]`` by Gauss-Hermite quadrature for any
+  ``sigma`` (exact for polynomials, slow for a kink);
+* :func:`relu_coefficients_quadrature`: the ReLU coefficients by a quadrature that is *exact*
+  for the kink: on ``x > 0`` substitute ``x = sqrt(2u)``; then ``x h_k(x) phi(x) dx`` becomes
+  ``h_k(sqrt(2u)) e^{-u} du / sqrt(2 pi)``, a polynomial in ``u`` times ``e^{-u}`` for even
+  ``k`` (Gauss-Laguerre) and ``sqrt(u)`` times a polynomial for odd ``k`` (generalised
+  Gauss-Laguerre with ``alpha = 1/2``). Both rules are exact once they have enough nodes.
+* :func:`claim_b1_terms`: the three terms of Claim B.1's decomposition of the square loss,
+  with ``f_{>=2}`` as printed and as corrected.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.polynomial.hermite_e import hermegauss
+from scipy.special import roots_genlaguerre, roots_laguerre
+
+from . import kernels
+from . import population as pop
+from .teacher import Teacher
+
+
+def hermite_normalized(k_max: int, x) -> np.ndarray:
+    """``h_0(x), ..., h_{k_max}(x)`` (rows) by the stable three-term recurrence
+    ``h_{k+1} = (x h_k - sqrt(k) h_{k-1}) / sqrt(k+1)``."""
+    x = np.asarray(x, dtype=np.float64)
+    H = np.empty((k_max + 1,) + x.shape)
+    H[0] = 1.0
+    if k_max >= 1:
+        H[1] = x
+    for k in range(1, k_max):
+        H[k + 1] = (x * H[k] - math.sqrt(k) * H[k - 1]) / math.sqrt(k + 1)
+    return H
+
+
+def relu_coefficient(k: int) -> float:
+    """Lemma A.1: ``sigma_0 = 1/sqrt(2 pi)``, ``sigma_1 = 1/2``, 0 for odd ``k >= 3``, and
+    ``(-1)^{k/2-1} (2pi)^{-1/2} (k-2)! / (sqrt(k!) 2^{k/2-1} (k/2-1)!)`` for even ``k >= 2``."""
+    if k < 0:
+        raise ValueError("k must be >= 0")
+    if k == 0:
+        return 1.0 / math.sqrt(2 * math.pi)
+    if k == 1:
+        return 0.5
+    if k % 2:
+        return 0.0
+    logv = (math.lgamma(k - 1) - 0.5 * math.lgamma(k + 1) - (k / 2 - 1) * math.log(2)
+            - math.lgamma(k / 2) - 0.5 * math.log(2 * math.pi))
+    return (-1) ** (k // 2 - 1) * math.exp(logv)
+
+
+def abs_coefficient(k: int) -> float:
+    """Lemma A.1 for ``|x|``: ``sqrt(2/pi)`` at ``k = 0``, 0 for odd ``k``, twice the ReLU
+    coefficient for even ``k >= 2`` (``|x| = 2 relu(x) - x``)."""
+    if k == 0:
+        return math.sqrt(2 / math.pi)
+    if k % 2:
+        return 0.0
+    return 2.0 * relu_coefficient(k)
+
+
+def relu_coefficients(k_max: int) -> np.ndarray:
+    return np.array([relu_coefficient(k) for k in range(k_max + 1)])
+
+
+def coefficients_gauss_hermite(f, k_max: int, nodes: int) -> np.ndarray:
+    """``E[f(x) h_k(x)]`` for ``k <= k_max`` by ``nodes``-point Gauss-Hermite quadrature
+    (probabilists' weight ``e^{-x^2/2}``)."""
+    x, w = hermegauss(nodes)
+    w = w / math.sqrt(2 * math.pi)
+    return hermite_normalized(k_max, x) @ (w * f(x))
+
+
+def relu_coefficients_quadrature(k_max: int) -> np.ndarray:
+    """ReLU coefficients ``E[relu(x) h_k(x)]``, ``k <= k_max``, by the exact half-line rules
+    described in the module docstring (``k_max // 2 + 2`` nodes suffice)."""
+    n = k_max // 2 + 2
+    u, w = roots_laguerre(n)                 # int_0^inf p(u) e^{-u} du, exact to degree 2n-1
+    ug, wg = roots_genlaguerre(n, 0.5)       # int_0^inf sqrt(u) p(u) e^{-u} du
+    out = np.empty(k_max + 1)
+    He = hermite_normalized(k_max, np.sqrt(2 * u))
+    Ho = hermite_normalized(k_max, np.sqrt(2 * ug)) / np.sqrt(2 * ug)  # h_k(x)/x, a polynomial in u (odd k)
+    for k in range(k_max + 1):
+        if k % 2 == 0:
+            out[k] = He[k] @ w
+        else:
+            out[k] = math.sqrt(2) * (Ho[k] @ wg)
+    return out / math.sqrt(2 * math.pi)
+
+
+def kernel_series(t, k_max: int, start: int = 0) -> np.ndarray:
+    """``sum_{start <= k <= k_max} sigma_k^2 t^k``: the truncated Hermite series of the
+    arc-cosine kernel (``start = 0``: ``k(t)``; ``start = 2``: ``kappa2(t)``)."""
+    s = relu_coefficients(k_max) ** 2
+    t = np.asarray(t, dtype=np.float64)
+    ks = np.arange(k_max + 1)
+    return (s[start:, None] * t.ravel()[None, :] ** ks[start:, None]).sum(0).reshape(t.shape)
+
+
+def tail_bound(k_max: int) -> float:
+    """``sum_{k > k_max} sigma_k^2 = 1/2 - sum_{k <= k_max} sigma_k^2`` (``E[relu^2] = 1/2``):
+    bounds the truncation error of :func:`kernel_series` for ``|t| <= 1``."""
+    return 0.5 - float(np.sum(relu_coefficients(k_max) ** 2))
+
+
+def claim_b1_terms(net: "pop.Net", teacher: "Teacher") -> dict:
+    """The three terms of Claim B.1 and the two readings of ``f_{>=2}``.
+
+    ``corrected``: ``f_{>=2} = sum a_i ||w_i|| relu_{>=2}(wbar_i.x)``; ``literal``: the printed
+    ``sum a_i relu_{>=2}(w_i.x)``, which differs by the constant
+    ``c = sum a_i (||w_i|| - 1)/sqrt(2 pi)`` and so adds ``c^2`` to the third term.
+    """
+    n = np.linalg.norm(net.W, axis=1)
+    const = float(net.a @ (n - 1.0)) * kernels.INV_SQRT_2PI
+    lin = (net.alpha - pop.alpha_hat(net)) ** 2 + float(np.sum((net.beta - pop.beta_hat(net)) ** 2))
+    ge2 = pop.loss_ge2(net, teacher)
+    return {"alpha_term": (net.alpha - pop.alpha_hat(net)) ** 2,
+            "beta_term": float(np.sum((net.beta - pop.beta_hat(net)) ** 2)),
+            "ge2_corrected": ge2, "ge2_literal": ge2 + const ** 2,
+            "sum_corrected": lin + ge2, "sum_literal": lin + ge2 + const ** 2,
+            "literal_offset": const}
+
+
+def mc_ge2(net: "pop.Net", teacher: "Teacher", n: int, seed: int, literal: bool = False):
+    """Monte Carlo ``E[(f_{>=2} - f~_*)^2]`` (mean, standard error) for either reading."""
+    X = np.random.default_rng(seed).standard_normal((n, teacher.d))
+    if literal:
+        f = kernels.relu_ge2(X @ net.W.T) @ net.a
+    else:
+        nn = np.linalg.norm(net.W, axis=1)
+        f = kernels.relu_ge2(X @ (net.W / nn[:, None]).T) @ (net.a * nn)
+    r2 = (f - teacher.y_tilde(X)) ** 2
+    return float(r2.mean()), float(r2.std() / math.sqrt(n))

@@ -1,0 +1,283 @@
+"""Tests of twolayer.paper_a.data: determinism, shapes, labels and the stated distributions."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from twolayer.paper_a import data
+
+GENERATORS = {
+    "nearly_orthogonal": lambda n, d, seed: data.nearly_orthogonal(n, d, seed),
+    "gaussian_mixture": lambda n, d, seed: data.gaussian_mixture(n, d, seed, label_noise=0.1),
+    "noisy_xor": lambda n, d, seed: data.noisy_xor(n, d, seed),
+}
+
+Z_TAIL = 5.0  # every probabilistic check is a 5-sigma (or stated union-bound) interval
+
+
+def binomial_ok(count: int, n: int, p: float, z: float = Z_TAIL) -> bool:
+    """|count - n p| <= z sqrt(n p (1 - p)), the normal approximation with a z-sigma tail."""
+    return abs(count - n * p) <= z * math.sqrt(n * p * (1 - p))
+
+
+# --- determinism, shapes, labels ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+def test_same_seed_same_bits(name):
+    a, b = GENERATORS[name](30, 7, 3), GENERATORS[name](30, 7, 3)
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
+
+
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+def test_different_seed_different_data(name):
+    a, b = GENERATORS[name](30, 7, 3), GENERATORS[name](30, 7, 4)
+    assert not np.array_equal(a.X, b.X)
+
+
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+def test_shapes_dtypes_and_labels(name):
+    ds = GENERATORS[name](25, 6, 0)
+    assert ds.X.shape == (25, 6) and ds.y.shape == (25,)
+    assert ds.X.dtype == np.float64 and ds.y.dtype == np.float64
+    assert (ds.n, ds.d) == (25, 6)
+    assert set(np.unique(ds.y)) <= {-1.0, 1.0}
+    assert ds.info["model"] == name and ds.info["seed"] == 0
+
+
+def test_dataset_torch_conversion():
+    ds = data.nearly_orthogonal(5, 3, 0)
+    X, y = ds.torch()
+    assert X.dtype == torch.float64 and y.dtype == torch.float64
+    assert np.array_equal(X.numpy(), ds.X) and np.array_equal(y.numpy(), ds.y)
+    X32, _ = ds.torch(dtype=torch.float32)
+    assert X32.dtype == torch.float32
+
+
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+def test_both_labels_occur_in_fair_proportion(name):
+    n = 4000
+    ds = GENERATORS[name](n, 4, 1)
+    # nearly_orthogonal / gaussian_mixture: fair signs (label noise is symmetric, stays fair);
+    # noisy_xor: P(y = +1) = 1/2 by the symmetry mu_1 <-> mu_2 of the distribution
+    assert binomial_ok(int((ds.y > 0).sum()), n, 0.5)
+
+
+# --- argument validation ----------------------------------------------------------------------------
+
+BAD_SIZES = [0, -1, 2.5, True, "3", None]
+BAD_SEEDS = [-1, 1.5, True, "0", None]
+
+
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+@pytest.mark.parametrize("bad", BAD_SIZES)
+def test_bad_n_raises(name, bad):
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        GENERATORS[name](bad, 4, 0)
+
+
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+@pytest.mark.parametrize("bad", BAD_SIZES)
+def test_bad_d_raises(name, bad):
+    with pytest.raises(ValueError, match="d must be a positive integer"):
+        GENERATORS[name](10, bad, 0)
+
+
+@pytest.mark.parametrize("name", sorted(GENERATORS))
+@pytest.mark.parametrize("bad", BAD_SEEDS)
+def test_bad_seed_raises(name, bad):
+    with pytest.raises(ValueError, match="seed"):
+        GENERATORS[name](10, 4, bad)
+
+
+def test_numpy_integer_arguments_accepted():
+    a = data.nearly_orthogonal(np.int64(5), np.int32(3), np.int64(2))
+    b = data.nearly_orthogonal(5, 3, 2)
+    assert np.array_equal(a.X, b.X)
+
+
+@pytest.mark.parametrize("eta", [-0.1, 0.5, 0.7, float("nan")])
+def test_gaussian_mixture_bad_label_noise_raises(eta):
+    with pytest.raises(ValueError, match="label_noise"):
+        data.gaussian_mixture(10, 4, 0, label_noise=eta)
+
+
+def test_noisy_xor_needs_two_dimensions():
+    with pytest.raises(ValueError, match="d >= 2"):
+        data.noisy_xor(10, 1, 0)
+
+
+# --- Gaussian mixture ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("d,beta", [(16, 0.3), (100, 0.25), (50, 0.5)])
+def test_gaussian_mixture_mu_norm_is_d_to_the_beta(d, beta):
+    ds = data.gaussian_mixture(5, d, 0, beta=beta)
+    assert np.linalg.norm(ds.info["mu"]) == pytest.approx(d ** beta, rel=1e-12)
+
+
+def test_gaussian_mixture_mu_norm_override():
+    ds = data.gaussian_mixture(5, 20, 0, beta=0.3, mu_norm=7.5)
+    assert np.linalg.norm(ds.info["mu"]) == pytest.approx(7.5, rel=1e-12)
+
+
+def test_gaussian_mixture_explicit_mu():
+    mu = np.array([3.0, 0.0, -4.0])
+    ds = data.gaussian_mixture(5, 3, 0, mu=mu)
+    assert np.array_equal(ds.info["mu"], mu)
+    with pytest.raises(ValueError, match="mu must have shape"):
+        data.gaussian_mixture(5, 4, 0, mu=mu)
+
+
+def test_gaussian_mixture_no_label_noise_keeps_clean_labels():
+    ds = data.gaussian_mixture(500, 5, 2, label_noise=0.0)
+    assert np.array_equal(ds.y, ds.info["clean_y"])
+
+
+def test_gaussian_mixture_x_is_clean_label_times_mu_plus_standard_noise():
+    n, d = 20000, 4
+    ds = data.gaussian_mixture(n, d, 5, mu_norm=2.0, label_noise=0.2)
+    mu, clean = ds.info["mu"], ds.info["clean_y"]
+    Z = ds.X - clean[:, None] * mu[None, :]
+    # Z ~ N(0, I): each coordinate's mean has sd 1/sqrt(n); each variance estimate has sd
+    # sqrt(2/n). A 5-sigma interval per coordinate (d = 4 of them).
+    assert np.all(np.abs(Z.mean(axis=0)) <= Z_TAIL / math.sqrt(n))
+    assert np.all(np.abs(Z.var(axis=0) - 1) <= Z_TAIL * math.sqrt(2 / n))
+    # and the noise is independent of the clean label: E[clean * Z] = 0
+    assert np.all(np.abs((clean[:, None] * Z).mean(axis=0)) <= Z_TAIL / math.sqrt(n))
+
+
+@pytest.mark.parametrize("eta", [0.05, 0.2, 0.4])
+def test_gaussian_mixture_label_noise_flips_binomial_fraction(eta):
+    n = 5000
+    ds = data.gaussian_mixture(n, 3, 11, label_noise=eta)
+    flips = int((ds.y != ds.info["clean_y"]).sum())
+    # flips ~ Binomial(n, eta): within 5 standard deviations
+    assert binomial_ok(flips, n, eta)
+    assert ds.info["label_noise"] == eta
+
+
+def test_gaussian_mixture_label_noise_does_not_change_x():
+    a = data.gaussian_mixture(200, 5, 9, label_noise=0.0)
+    b = data.gaussian_mixture(200, 5, 9, label_noise=0.3)
+    assert np.array_equal(a.X, b.X)
+    assert np.array_equal(a.info["clean_y"], b.info["clean_y"])
+
+
+# --- noisy 2-XOR -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("d,mu_norm,beta", [(2, None, 0.25), (10, None, 0.25), (30, 3.0, 0.25), (64, None, 0.5)])
+def test_noisy_xor_centers(d, mu_norm, beta):
+    ds = data.noisy_xor(8, d, 1, mu_norm=mu_norm, beta=beta)
+    mu1, mu2 = ds.info["mu1"], ds.info["mu2"]
+    norm = d ** beta if mu_norm is None else mu_norm
+    assert abs(mu1 @ mu2) <= 1e-12 * norm ** 2
+    assert np.linalg.norm(mu1) == pytest.approx(norm, rel=1e-12)
+    assert np.linalg.norm(mu2) == pytest.approx(norm, rel=1e-12)
+
+
+def xor_label(X, mu1, mu2):
+    return np.where(np.abs(X @ mu1) >= np.abs(X @ mu2), 1.0, -1.0)
+
+
+def test_noisy_xor_labels_follow_the_rule_and_are_even():
+    ds = data.noisy_xor(300, 6, 4)
+    mu1, mu2 = ds.info["mu1"], ds.info["mu2"]
+    assert np.array_equal(ds.y, xor_label(ds.X, mu1, mu2))
+    # y(-x) = y(x): the label depends on x only through |<mu_k, x>|
+    assert np.array_equal(xor_label(-ds.X, mu1, mu2), ds.y)
+
+
+def test_noisy_xor_x_is_center_plus_standard_noise():
+    n, d = 20000, 3
+    ds = data.noisy_xor(n, d, 2, mu_norm=3.0)
+    mu1, mu2 = ds.info["mu1"], ds.info["mu2"]
+    centers = np.stack([mu1, -mu1, mu2, -mu2])
+    idx = ds.info["cluster"]
+    assert set(np.unique(idx)) == {0, 1, 2, 3}
+    for k in range(4):  # each cluster has probability 1/4
+        assert binomial_ok(int((idx == k).sum()), n, 0.25)
+    Z = ds.X - centers[idx]
+    assert np.all(np.abs(Z.mean(axis=0)) <= Z_TAIL / math.sqrt(n))
+    assert np.all(np.abs(Z.var(axis=0) - 1) <= Z_TAIL * math.sqrt(2 / n))
+
+
+# --- nearly orthogonal data and Sigma ------------------------------------------------------------------------
+
+def covariance_tolerance(S: np.ndarray, n: int) -> np.ndarray:
+    """Entrywise 5-sigma tolerance for the (known-mean) covariance estimate X^T X / n:
+    Var(x_a x_b) = S_aa S_bb + S_ab^2 for a centred Gaussian (Isserlis)."""
+    diag = np.diag(S)
+    return Z_TAIL * np.sqrt((np.outer(diag, diag) + S ** 2) / n)
+
+
+def test_nearly_orthogonal_identity_covariance():
+    n, d = 20000, 3
+    ds = data.nearly_orthogonal(n, d, 0)
+    C = ds.X.T @ ds.X / n
+    I = np.eye(d)
+    assert np.all(np.abs(C - I) <= covariance_tolerance(I, n))
+
+
+def test_nearly_orthogonal_diagonal_sigma_vector():
+    n = 20000
+    diag = np.array([0.25, 1.0, 4.0])
+    ds = data.nearly_orthogonal(n, 3, 1, Sigma=diag)
+    S = np.diag(diag)
+    C = ds.X.T @ ds.X / n
+    assert np.all(np.abs(C - S) <= covariance_tolerance(S, n))
+    # the diagonal case is exactly a column rescaling of the identity case with the same seed
+    base = data.nearly_orthogonal(n, 3, 1)
+    assert np.allclose(ds.X, base.X * np.sqrt(diag), rtol=1e-15, atol=0)
+
+
+def test_nearly_orthogonal_full_sigma_matrix():
+    n = 20000
+    S = np.array([[2.0, 0.8, 0.0],
+                  [0.8, 1.0, -0.3],
+                  [0.0, -0.3, 0.5]])
+    ds = data.nearly_orthogonal(n, 3, 2, Sigma=S)
+    C = ds.X.T @ ds.X / n
+    assert np.all(np.abs(C - S) <= covariance_tolerance(S, n))
+
+
+def test_sqrt_covariance_is_a_symmetric_square_root():
+    S = np.array([[2.0, 0.8], [0.8, 1.0]])
+    R = data.sqrt_covariance(S, 2)
+    assert np.allclose(R, R.T, rtol=0, atol=1e-15)
+    assert np.allclose(R @ R, S, rtol=0, atol=1e-14)
+    assert data.sqrt_covariance(None, 2) is None
+    assert np.array_equal(data.sqrt_covariance(np.array([4.0, 9.0]), 2), np.array([2.0, 3.0]))
+
+
+@pytest.mark.parametrize("Sigma", [
+    np.array([1.0, -1.0, 1.0]),            # negative diagonal entry
+    np.array([1.0, 1.0]),                  # wrong length
+    np.ones((3, 2)),                       # wrong shape
+    np.array([[1.0, 0.5, 0], [0, 1.0, 0], [0, 0, 1.0]]),   # not symmetric
+    np.diag([1.0, -1.0, 1.0]),             # not PSD
+])
+def test_nearly_orthogonal_bad_sigma_raises(Sigma):
+    with pytest.raises(ValueError, match="Sigma"):
+        data.nearly_orthogonal(4, 3, 0, Sigma=Sigma)
+
+
+def test_nearly_orthogonal_given_labels():
+    y = np.array([1.0, -1.0, -1.0, 1.0])
+    ds = data.nearly_orthogonal(4, 3, 0, y=y)
+    assert np.array_equal(ds.y, y)
+    with pytest.raises(ValueError, match="y must be"):
+        data.nearly_orthogonal(4, 3, 0, y=np.array([1.0, 0.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="y must be"):
+        data.nearly_orthogonal(4, 3, 0, y=np.array([1.0, -1.0]))
+
+
+def test_nearly_orthogonal_norms_concentrate_like_lemma_33():
+    # ||x|| - sqrt(d) is sub-Gaussian with variance proxy 1 and |E||x|| - sqrt(d)| <= 1/sqrt(d):
+    # with n = 50 points a union bound at failure probability 1e-6 gives
+    # max_i | ||x_i|| - sqrt(d) | <= 1/sqrt(d) + sqrt(2 log(2 n / 1e-6)).
+    n, d = 50, 400
+    ds = data.nearly_orthogonal(n, d, 3)
+    dev = np.abs(np.linalg.norm(ds.X, axis=1) - math.sqrt(d)).max()
+    assert dev <= 1 / math.sqrt(d) + math.sqrt(2 * math.log(2 * n / 1e-6))

@@ -1,0 +1,204 @@
+"""Tests of twolayer.paper_a.sgd: batched minibatch SGD on two-layer ReLU networks with biases."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from twolayer.paper_a import metrics, sgd
+from twolayer.paper_a.models import TwoLayerNet
+from twolayer.paper_a.trainer import DivergenceError
+
+F64 = torch.float64
+
+
+def toy(n=60, d=5, k=3, seed=0, binary=False):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    if binary:
+        y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1.0, -1.0)
+    else:
+        y = np.argmax(X[:, :k], axis=1)
+    return X, y
+
+
+def test_init_matches_two_layer_net_and_scales():
+    d, m = 7, 11
+    p = sgd.glorot_uniform_init(d, m, 1, [1.0, 0.02], seed=3, dtype=F64)
+    for i, s in enumerate([1.0, 0.02]):
+        net = TwoLayerNet(d, m, init_scale=s, seed=3, dtype=F64)
+        torch.testing.assert_close(p.W[i], net.W.detach())
+        torch.testing.assert_close(p.a[i, :, 0], net.a.detach())
+    assert torch.all(p.b == 0) and torch.all(p.c == 0)
+    r = math.sqrt(6 / (d + m))
+    assert float(p.W[0].abs().max()) <= r
+    # glorot uniform: std r / sqrt(3)
+    big = sgd.glorot_uniform_init(300, 400, 1, [1.0], seed=0, dtype=F64)
+    assert abs(float(big.W.std()) - math.sqrt(6 / 700) / math.sqrt(3)) < 0.01 * math.sqrt(2 / 700)
+    with pytest.raises(ValueError, match="init_scales"):
+        sgd.glorot_uniform_init(3, 4, 1, [0.0], seed=0)
+
+
+def test_forward_matches_two_layer_net():
+    X, _ = toy(d=7)
+    p = sgd.glorot_uniform_init(7, 11, 1, [1.0], seed=1, dtype=F64)
+    p.b += torch.linspace(-0.3, 0.3, 11, dtype=F64)
+    p.c += 0.2
+    net = TwoLayerNet(7, 11, seed=1, dtype=F64)
+    with torch.no_grad():
+        net.b.copy_(p.b[0])
+        net.c.copy_(p.c[0, 0])
+    Xt = torch.as_tensor(X)
+    F, _ = sgd.forward(p, Xt)
+    torch.testing.assert_close(F[0, :, 0], net(Xt).detach())
+
+
+@pytest.mark.parametrize("loss, binary, k", [("logistic", True, 1), ("cross_entropy", False, 3)])
+def test_closed_form_gradients_match_autograd(loss, binary, k):
+    X, y = toy(binary=binary, k=3)
+    p = sgd.glorot_uniform_init(5, 9, k, [1.0, 0.3, 2.0], seed=2, dtype=F64)
+    p.b += 0.1
+    Xt = torch.as_tensor(X)
+    yt = torch.as_tensor(y) if binary else torch.as_tensor(y, dtype=torch.long)
+    L, g = sgd.loss_and_grad(p, Xt, yt, loss)
+    leaves = [t.clone().requires_grad_(True) for t in p.tensors()]
+    F, _ = sgd.forward(sgd.Params(*leaves), Xt)
+    if loss == "logistic":
+        Lref = torch.nn.functional.softplus(-yt * F[..., 0]).mean(dim=1)
+    else:
+        Lref = torch.stack([torch.nn.functional.cross_entropy(F[b], yt) for b in range(F.shape[0])])
+    torch.testing.assert_close(L, Lref.detach())
+    grads = torch.autograd.grad(Lref.sum(), leaves)
+    for mine, ref in zip(g.tensors(), grads):
+        torch.testing.assert_close(mine, ref)
+
+
+def test_batch_schedule_is_seeded_and_covers_epochs():
+    s = sgd.batch_schedule(10, 4, 5, seed=0)
+    assert s.shape == (5, 4)
+    flat = s.reshape(-1)
+    assert sorted(flat[:10]) == list(range(10)) and sorted(flat[10:20]) == list(range(10))
+    np.testing.assert_array_equal(s, sgd.batch_schedule(10, 4, 5, seed=0))
+    assert not np.array_equal(s, sgd.batch_schedule(10, 4, 5, seed=1))
+    with pytest.raises(ValueError, match="batch_size"):
+        sgd.batch_schedule(10, 11, 5, seed=0)
+
+
+def test_one_step_is_a_minibatch_gradient_step():
+    X, y = toy(binary=True)
+    r = sgd.train(X, y, X, y, init_scales=[1.0, 0.1], width=8, loss="logistic", lr=0.3,
+                  batch_size=6, steps=1, seed=4, dtype="float64", record_steps=[0, 1])
+    p0 = sgd.glorot_uniform_init(5, 8, 1, [1.0, 0.1], seed=4, dtype=F64)
+    idx = sgd.batch_schedule(len(y), 6, 1, seed=4)[0]
+    _, g = sgd.loss_and_grad(p0, torch.as_tensor(X[idx]), torch.as_tensor(y[idx]), "logistic")
+    for w0, gw, w1 in zip(p0.tensors(), g.tensors(), r.params.tensors()):
+        torch.testing.assert_close(w1, w0 - 0.3 * gw)
+    np.testing.assert_array_equal(r.steps, [0, 1])
+    torch.testing.assert_close(torch.as_tensor(r.history["stable_rank"][1]),
+                               metrics.stable_rank(r.params.W))
+
+
+def test_history_shapes_accuracy_and_learning():
+    X, y = toy(n=200, binary=False, k=3)
+    r = sgd.train(X[:150], y[:150], X[150:], y[150:], init_scales=[1.0, 0.05], width=32,
+                  loss="cross_entropy", lr=0.2, batch_size=16, steps=300, seed=0,
+                  record_steps=[0, 100, 300])
+    for k in ("stable_rank", "train_acc", "test_acc", "train_loss", "test_loss"):
+        assert r.history[k].shape == (3, 2)
+    # both learn the linear 3-class rule: far above chance (1/3)
+    assert np.all(r.history["train_acc"][-1] > 0.8) and np.all(r.history["test_acc"][-1] > 0.7)
+    assert np.all(r.history["train_loss"][-1] < r.history["train_loss"][0])
+    # at step 0 both configurations share one draw: equal stable rank (scale-invariant)
+    np.testing.assert_allclose(r.history["stable_rank"][0, 0], r.history["stable_rank"][0, 1], rtol=1e-5)
+    F, _ = sgd.forward(r.params, torch.as_tensor(X[150:], dtype=torch.float32))
+    acc = (F.argmax(-1) == torch.as_tensor(y[150:])).double().mean(dim=1).numpy()
+    np.testing.assert_allclose(r.history["test_acc"][-1], acc)
+
+
+def test_batched_equals_separate_runs_and_reproducible():
+    X, y = toy(n=80, binary=True)
+    kw = dict(width=16, loss="logistic", lr=0.1, batch_size=8, steps=50, seed=1, dtype="float64",
+              record_steps=[0, 25, 50])
+    both = sgd.train(X, y, X, y, init_scales=[1.0, 0.02], **kw)
+    again = sgd.train(X, y, X, y, init_scales=[1.0, 0.02], **kw)
+    for key in both.history:
+        np.testing.assert_array_equal(both.history[key], again.history[key])
+    for i, s in enumerate([1.0, 0.02]):
+        one = sgd.train(X, y, X, y, init_scales=[s], **kw)
+        for key in both.history:
+            np.testing.assert_allclose(both.history[key][:, i], one.history[key][:, 0], rtol=1e-10)
+
+
+def test_float32_default_and_device():
+    X, y = toy(binary=True)
+    r = sgd.train(X, y, X, y, width=4, loss="logistic", steps=2, record_steps=[2])
+    assert r.params.W.dtype == torch.float32
+    assert r.device == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_threads_restored():
+    before = torch.get_num_threads()
+    X, y = toy(binary=True)
+    sgd.train(X, y, X, y, width=4, loss="logistic", steps=2, record_steps=[2], num_threads=1)
+    assert torch.get_num_threads() == before
+
+
+def test_divergence_names_step_and_quantity():
+    X, y = toy(binary=True)
+    with pytest.raises(DivergenceError) as err:
+        sgd.train(X * 1e3, y, X, y, width=16, loss="logistic", lr=1e4, batch_size=8, steps=50,
+                  seed=0, record_steps=[0])
+    msg = str(err.value)
+    assert "step" in msg and "minibatch loss" in msg
+    assert err.value.step >= 1
+    Xn = X.copy()
+    Xn[3, 0] = np.nan
+    with pytest.raises(DivergenceError, match="stable_rank|train_acc|loss"):
+        sgd.train(Xn, y, X, y, width=4, loss="logistic", batch_size=60, steps=3, record_steps=[0, 3])
+
+
+def test_bad_arguments():
+    X, y = toy(binary=True)
+    with pytest.raises(ValueError, match="labels in"):
+        sgd.train(X, y + 1, X, y, loss="logistic", steps=1)
+    with pytest.raises(ValueError, match="loss must be"):
+        sgd.train(X, y, X, y, loss="hinge", steps=1)
+    with pytest.raises(ValueError, match="lr"):
+        sgd.train(X, y, X, y, loss="logistic", lr=-1.0, steps=1)
+    with pytest.raises(ValueError, match="record_steps"):
+        sgd.train(X, y, X, y, loss="logistic", steps=3, record_steps=[5])
+    Xc, yc = toy(binary=False)
+    with pytest.raises(ValueError, match="integer classes"):
+        sgd.train(Xc, yc, Xc, yc, loss="cross_entropy", num_classes=2, steps=1)
+
+
+def test_separation_and_rise():
+    tr = np.array([0.5, 0.8, 0.95, 1.0, 1.0, 1.0])
+    te = np.array([0.5, 0.8, 0.92, 0.9, 0.91, 0.9])  # gap 0.03 at index 2: below 3 s.e.
+    thr = sgd.accuracy_gap_threshold(tr, te, 300, 1000)
+    assert thr[0] == pytest.approx(3 * math.sqrt(0.25 / 300 + 0.25 / 1000))
+    assert thr[-1] == pytest.approx(3 * math.sqrt((1 / 300) * (299 / 300) / 300 + 0.09 / 1000))
+    assert sgd.separation_index(tr, te, 300, 1000) == 3
+    assert sgd.separation_index(tr, tr, 300, 1000) is None
+    # a gap that closes again is not a separation
+    assert sgd.separation_index([0.5, 1.0, 0.9], [0.5, 0.8, 0.9], 300, 1000) is None
+    assert sgd.rise_index([5, 2, 1, 1.5, 2.5, 3]) == 4
+    assert sgd.rise_index([5, 2, 1, 1.5]) is None
+
+
+def test_summarize_rows():
+    X, y = toy(n=120, binary=True)
+    r = sgd.train(X[:80], y[:80], X[80:], y[80:], init_scales=[0.05, 1.0], width=16,
+                  loss="logistic", lr=0.2, batch_size=8, steps=200, seed=0)
+    rows = sgd.summarize(r, 80, 40, z=3.0, rise_factor=1.1)
+    assert [row["init_scale"] for row in rows] == [0.05, 1.0]
+    for b, row in enumerate(rows):
+        sr = r.history["stable_rank"][:, b]
+        assert row["min_stable_rank"] == pytest.approx(sr.min())
+        assert row["step_of_min"] == r.steps[np.argmin(sr)]
+        assert row["initial_stable_rank"] == pytest.approx(sr[0])
+        assert row["max_rise_after_min"] >= 1.0
+        assert row["separation_step"] is None or row["separation_step"] in r.steps
+        assert row["rise_step"] is None or row["rise_step"] > row["step_of_min"]

@@ -1,0 +1,96 @@
+"""Paper B teachers, diagnostics and Algorithm 1."""
+import math
+
+import numpy as np
+import pytest
+
+from twolayer.paper_b import algorithm1 as alg, features as feat, population as pop, teacher as tmod
+
+
+def test_prototype_constants():
+    t = tmod.prototype(10, 3)
+    assert t.info["r"] == 2 and t.info["rank_H"] == 2
+    assert t.info["Delta"] == pytest.approx(math.pi / 3)
+    assert t.info["kappa"] == pytest.approx(0.5)
+    assert np.allclose(np.linalg.norm(t.W, axis=1), 1)
+    P = t.info["basis"] @ t.info["basis"].T
+    assert np.allclose(t.W @ P, t.W)
+
+
+@pytest.mark.parametrize("r, m_star", [(2, 3), (3, 4), (3, 3)])
+def test_random_teacher_meets_assumptions(r, m_star):
+    t = tmod.random_teacher(15, r, m_star, seed=2)
+    c = tmod.constants(t)
+    assert c["r"] == r and c["rank_H"] == r
+    assert c["Delta"] >= math.radians(40) - 1e-12 and c["kappa"] >= 0.3
+    assert not np.allclose(tmod.random_teacher(15, r, m_star, seed=3).W, t.W)
+
+
+def test_symmetric_init_is_zero_function():
+    net = alg.symmetric_init(12, 10, 0)
+    X = np.random.default_rng(0).standard_normal((100, 12))
+    assert np.abs(net(X)).max() < 1e-12
+    assert np.allclose(np.abs(net.a), math.sqrt(12))
+    assert np.allclose(np.linalg.norm(net.W, axis=1), 1 / math.sqrt(10))
+
+
+def test_stage1_keeps_alpha_beta_zero_and_is_minus_gradient():
+    t = tmod.prototype(12, 0)
+    net0 = alg.symmetric_init(12, 20, 1)
+    net1 = alg.stage1(net0, t)
+    assert abs(net1.alpha) < 1e-12 and np.abs(net1.beta).max() < 1e-12
+    g = pop.grad(net0, t, 0.0)
+    assert np.allclose(net1.W, -g.W)
+
+
+def test_balance_keeps_function():
+    rng = np.random.default_rng(0)
+    net = pop.Net(rng.standard_normal(5), rng.standard_normal((5, 4)), 0.1, rng.standard_normal(4))
+    net.a[2] = 0.0
+    b = alg.balance(net)
+    X = rng.standard_normal((50, 4))
+    assert np.allclose(net(X), b(X))
+    assert np.allclose(np.abs(b.a), np.linalg.norm(b.W, axis=1))
+    assert np.all(b.W[2] == 0)
+
+
+def test_stage2_subgradient_approaches_cvxpy():
+    t = tmod.prototype(10, 0)
+    net1 = alg.stage1(alg.symmetric_init(10, 30, 0), t)
+    G, b, c, w = alg.stage2_problem(net1.W, t)
+    a_ref, v_ref = alg.stage2_cvxpy(G, b, c, w, 0.02)
+    eta = 1 / (2 * np.linalg.eigvalsh(G)[-1])
+    _, hist = alg.stage2_subgradient(net1.a, G, b, c, w, 0.02, eta, 3000)
+    assert hist.min() >= v_ref - 1e-7
+    assert hist.min() - v_ref < 0.05 * (hist[0] - v_ref)
+    # the balanced network's regularized loss equals the Lasso objective
+    net2, info = alg.stage2(net1, t, 0.02)
+    assert pop.regularized_loss(net2, t, 0.02) == pytest.approx(info["value"], rel=1e-8)
+
+
+def test_features_on_teacher_itself():
+    t = tmod.prototype(8, 0)
+    net = pop.Net(t.a, t.W)
+    assert feat.far_mass(net, t) < 1e-12
+    assert np.abs(feat.average_neuron_error(net, t)).max() < 1e-12
+    assert np.allclose(feat.subspace_fraction(net.W, t.info["basis"]), 1)
+    flipped = pop.Net(t.a, -t.W)  # up to sign: same relu_{>=2} features
+    assert np.abs(feat.nearest_angle_per_teacher(flipped, t)).max() < 1e-7
+    assert np.abs(feat.average_neuron_error(flipped, t)).max() < 1e-12
+
+
+def test_min_measure_loss_bounds():
+    t = tmod.prototype(8, 0)
+    lam = 0.02
+    val = feat.min_measure_loss(t, lam, grid=90)
+    # the teacher itself is a feasible measure: value <= lam ||a*||_1; and >= 0
+    assert 0 <= val <= lam * np.abs(t.a).sum() + 1e-9
+
+
+def test_short_run_decreases_loss():
+    t = tmod.prototype(10, 0)
+    net1 = alg.stage1(alg.symmetric_init(10, 20, 0), t)
+    net2, _ = alg.stage2(net1, t, 0.02)
+    net3, tr = alg.stage3(net2, t, 0.02, 2, 200, 0.1, 20)
+    assert tr.reg_loss[-1] < tr.reg_loss[0]
+    assert pop.loss(net3, t) < pop.loss(net2, t)

@@ -1,0 +1,97 @@
+"""Unit tests of twolayer.paper_b.certificate (Paper B's dual certificate, test function, Lemma 7)."""
+import math
+
+import numpy as np
+import pytest
+
+from twolayer.paper_b import algorithm1 as alg, certificate as cert, kernels, population as pop, teacher as tmod
+
+
+def test_kappa_matches_series_and_derivatives():
+    t = np.linspace(-0.95, 0.95, 9)
+    for ell in (2, 4, 10):
+        assert np.allclose(cert.kappa(t, ell), cert.kappa_series(t, ell, 4000), atol=1e-6)
+        h = 1e-6
+        fd1 = (cert.kappa(t + h, ell) - cert.kappa(t - h, ell)) / (2 * h)
+        assert np.allclose(cert.kappa(t, ell, 1), fd1, rtol=1e-6, atol=1e-6)
+        fd2 = (cert.kappa(t + h, ell, 1) - cert.kappa(t - h, ell, 1)) / (2 * h)
+        assert np.allclose(cert.kappa(t, ell, 2), fd2, rtol=1e-5, atol=1e-5)
+        assert cert.kappa(1.0, ell) == pytest.approx(1.0, abs=1e-12)
+    # kappa_2 is kappa2 normalised
+    assert np.allclose(cert.kappa(t, 2), kernels.kappa2(t) / kernels.kappa2(1.0), atol=1e-12)
+
+
+def test_relu_ge_removes_low_orders():
+    from numpy.polynomial.hermite_e import hermegauss
+    from twolayer.paper_b import hermite as herm
+    x, w = hermegauss(200)
+    w = w / math.sqrt(2 * math.pi)
+    H = herm.hermite_normalized(5, x)
+    f = cert.relu_ge(x, 4)
+    assert np.all(np.abs(H[:4] @ (w * f)) < 2e-3)       # kink: quadrature converges slowly
+    assert abs(cert.Z2(4) - (0.5 - np.sum(herm.relu_coefficients(3) ** 2))) < 1e-15
+
+
+@pytest.mark.parametrize("ell", [2, 4, 10])
+def test_certificate_interpolates_and_inventory_values(ell):
+    t = tmod.prototype(5, 0)
+    C = cert.solve(t, ell)
+    assert C.interpolation_residual() < 1e-12
+    th = (np.arange(3600) + 0.5) * math.pi / 3600
+    rho, _ = cert.rho_eta(C, cert.plane_directions(t.info["basis"], th))
+    # INVENTORY: rho = 0.027, 0.89, 2.71 and ||p|| = 10.4, 16.8, 41.3 for ell = 2, 4, 10
+    ref = {2: (0.027, 10.4), 4: (0.89, 16.8), 10: (2.71, 41.3)}[ell]
+    assert rho == pytest.approx(ref[0], rel=0.02)
+    assert math.sqrt(C.p_norm2()) == pytest.approx(ref[1], rel=0.01)
+
+
+def test_tangent_gradient_matches_finite_differences():
+    t = tmod.prototype(3, 1)
+    C = cert.solve(t, 4)
+    B = t.info["basis"]
+    for th in (0.3, 1.1, 2.5):
+        w = cert.plane_directions(B, [th])[0]
+        tau = cert.plane_directions(B, [th + math.pi / 2])[0]
+        h = 1e-5
+        fd = (C.eta(np.cos(h) * w + np.sin(h) * tau) - C.eta(np.cos(h) * w - np.sin(h) * tau)) / (2 * h)
+        assert C.tangent_grad(w[None])[0] @ tau == pytest.approx(fd[0], abs=1e-6)
+
+
+def test_p_represents_eta_monte_carlo():
+    t = tmod.prototype(3, 2)
+    C = cert.solve(t, 4)
+    W = np.concatenate([C.U, np.random.default_rng(0).standard_normal((2, 3))])
+    mc, se = cert.mc_identity(C, W, 200_000, 0)
+    assert np.all(np.abs(mc - C.eta(W)) <= 4.5 * se)
+    X = np.random.default_rng(1).standard_normal((200_000, 3))
+    p2 = np.mean(C.p(X) ** 2)
+    assert p2 == pytest.approx(C.p_norm2(), rel=0.05)
+
+
+def test_test_profile_and_half_width():
+    assert cert.test_profile(0.0, 4) == pytest.approx(sum(abs(c) for c in cert.herm.relu_coefficients(7)[4:8]))
+    assert cert.half_width(64) < cert.half_width(16) < cert.half_width(4)
+
+
+def test_sign_flip_keeps_function_and_descent_direction():
+    t = tmod.prototype(4, 0)
+    net = alg.stage2(alg.stage1(alg.symmetric_init(4, 20, 0), t), t, 0.02)[0]
+    nf = cert.sign_flip(net, t)
+    X = np.random.default_rng(0).standard_normal((100, 4))
+    assert np.allclose(net(X), nf(X), atol=1e-12)
+    assert pop.regularized_loss(nf, t, 0.02) == pytest.approx(pop.regularized_loss(net, t, 0.02), rel=1e-12)
+    U = t.W / np.linalg.norm(t.W, axis=1, keepdims=True)
+    owner, _ = cert.angle_to_teachers(nf.W, U)
+    assert np.all(np.sum(nf.W * U[owner], 1) >= 0)
+    D, owner, q = cert.descent_direction(nf, t, 0.3)
+    assert np.all(q >= 0) and np.all(D.a == 0)
+    for i in range(t.m):
+        if np.any((owner == i) & (q > 0)):
+            assert np.sum(nf.a[owner == i] * q[owner == i]) == pytest.approx(t.a[i])
+    # <g, D> is the directional derivative of L_lambda along D
+    g = pop.grad(nf, t, 0.02)
+    h = 1e-6
+    plus = pop.Net(nf.a + h * D.a, nf.W + h * D.W, nf.alpha + h * D.alpha, nf.beta + h * D.beta)
+    minus = pop.Net(nf.a - h * D.a, nf.W - h * D.W, nf.alpha - h * D.alpha, nf.beta - h * D.beta)
+    fd = (pop.regularized_loss(plus, t, 0.02) - pop.regularized_loss(minus, t, 0.02)) / (2 * h)
+    assert cert.inner(g, D) == pytest.approx(fd, rel=1e-5, abs=1e-8)

@@ -1,0 +1,58 @@
+"""Unit tests of twolayer.paper_b.samples (Algorithm 1 on n samples)."""
+import math
+
+import numpy as np
+import pytest
+
+from twolayer.paper_b import algorithm1 as alg, population as pop, samples as smp, teacher as tmod
+
+
+def _net(d=5, m=6, seed=0):
+    rng = np.random.default_rng(seed)
+    return pop.Net(rng.standard_normal(m), rng.standard_normal((m, d)), 0.3, rng.standard_normal(d))
+
+
+def test_empirical_grad_matches_finite_differences():
+    t = tmod.prototype(5, 0)
+    net = _net()
+    X, y = smp.draw(t, 300, 0)
+    g = smp.empirical_grad(net, X, y, lam=0.1)
+    v = net.flat()
+    h = 1e-6
+
+    def f(v):
+        nn = pop.Net.unflat(v, 6, 5)
+        return smp.empirical_loss(nn, X, y) + 0.05 * (nn.a @ nn.a + np.sum(nn.W ** 2))
+    fd = np.array([(f(v + h * e) - f(v - h * e)) / (2 * h) for e in np.eye(len(v))])
+    assert np.allclose(g.flat(), fd, rtol=1e-5, atol=1e-6)
+
+
+def test_empirical_gradient_converges_to_population():
+    t = tmod.prototype(6, 1)
+    net0 = alg.symmetric_init(6, 20, 1)
+    e_small = smp.gradient_error(net0, t, *smp.draw(t, 500, 0))
+    e_big = smp.gradient_error(net0, t, *smp.draw(t, 50_000, 0))
+    assert e_big < e_small / 5                      # sqrt(100) = 10 expected
+    tr = smp.per_sample_trace(net0, t, 100_000, 0)
+    assert e_big == pytest.approx(float(smp.predicted_error(net0, t, 50_000, tr)), rel=0.3)
+
+
+def test_stage1_equals_minus_gradient_and_draw_deterministic():
+    t = tmod.prototype(6, 0)
+    net0 = alg.symmetric_init(6, 10, 0)
+    X, y = smp.draw(t, 100, 3)
+    X2, y2 = smp.draw(t, 100, 3)
+    assert np.array_equal(X, X2) and np.array_equal(y, y2)
+    n1 = smp.stage1(net0, X, y)
+    assert np.allclose(n1.W, -smp.empirical_grad(net0, X, y, 0.0).W)
+
+
+def test_stages_2_3_on_many_samples_learn():
+    t = tmod.prototype(6, 0)
+    net0 = alg.symmetric_init(6, 30, 0)
+    X, y = smp.draw(t, 16 * 36, 0)
+    n2 = smp.stage2(smp.stage1(net0, X, y), X, y, 0.02)
+    assert np.allclose(np.abs(n2.a), np.linalg.norm(n2.W, axis=1))   # balanced
+    n3 = smp.stage3(n2, X, y, 0.02, 2, 200, 0.1)
+    assert smp.empirical_loss(n3, X, y) < smp.empirical_loss(n2, X, y)
+    assert pop.loss(n3, t) < 0.1 * t.target_norm2()
