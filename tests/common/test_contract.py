@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from twolayer.common.contract import (PROFILE_ENV, Bool, CheckFailed, Choice, Contract, Float, Int, ListOf,
-                               OptionalPath, ParameterError, Params)
+                                      Optional, OptionalPath, ParameterError, Params)
 
 SPEC = {
     "n": Int(1, 100),
@@ -253,16 +253,159 @@ def test_absent_parameter_rejected():
 
 # --- checks, metrics, results -----------------------------------------------------------------------------------
 
-def test_check_records_and_raises():
+RESULT_KEYS = {"params", "metrics", "checks", "check_details", "hypotheses"}
+
+
+def test_three_kinds_record_value_bound_and_raise():
     c, _ = make()
     c.validate()
-    assert c.check("positive", 1 > 0) is True
-    assert c.check("truthy", np.bool_(True)) is True
+    assert c.theorem("kkt", value=3e-9, bound=1e-6, op="<=", statement="a-thm-3-2#1") is True
+    assert c.observation("trend", value=-0.4, bound=0.0, op="<") is True
+    assert c.sanity("identity", np.bool_(True)) is True
     with pytest.raises(CheckFailed) as info:
-        c.check("margin grows", False, "min margin 0.3 < 0.5")
+        c.theorem("margin", value=0.3, bound=0.5, op=">=", statement="a-thm-3-2#1",
+                  detail="smallest margin")
     assert isinstance(info.value, AssertionError)
-    assert "'margin grows'" in str(info.value) and "min margin 0.3 < 0.5" in str(info.value)
-    assert c.checks == {"positive": True, "truthy": True, "margin grows": False}
+    msg = str(info.value)
+    assert "'margin'" in msg and "0.3" in msg and "0.5" in msg and "smallest margin" in msg
+    assert c.checks == {"kkt": True, "trend": True, "identity": True, "margin": False}
+    d = c.results()["check_details"]
+    assert d["kkt"] == {"kind": "theorem", "value": 3e-9, "bound": 1e-6, "op": "<=",
+                        "applies": True, "reason": "", "statement": "a-thm-3-2#1",
+                        "hypotheses": []}
+    assert d["trend"]["kind"] == "observation" and d["identity"]["kind"] == "sanity"
+
+
+@pytest.mark.parametrize("value, op, bound, holds, reported", [
+    (np.array([0.1, 0.4, 0.2]), "<=", 0.4, True, 0.4),     # worst element is the largest
+    (np.array([0.1, 0.41, 0.2]), "<=", 0.4, False, 0.41),
+    (np.array([0.1, 0.4]), "<", 0.4, False, 0.4),
+    ([3, 1, 2], ">=", 1, True, 1),                          # worst element is the smallest
+    ([3, 1, 2], ">", 1, False, 1),
+    (np.array([0.7, 1.3]), "in", (1.0, 1.2), False, 0.7),   # farthest outside the interval
+    (np.array([1.05, 1.1]), "in", (1.0, 1.2), True, 1.05),
+    (float("nan"), "<=", 1.0, False, None),                 # NaN never holds
+    (5, "==", 5, True, 5),
+])
+def test_compare_reports_the_worst_element(value, op, bound, holds, reported):
+    c, _ = make()
+    c.validate()
+    if holds:
+        assert c.observation("x", value=value, bound=bound, op=op)
+    else:
+        with pytest.raises(CheckFailed):
+            c.observation("x", value=value, bound=bound, op=op)
+    got = c.results()["check_details"]["x"]["value"]
+    assert got == reported
+
+
+def test_hypothesis_makes_theorem_not_applicable_without_evaluating_it():
+    c, _ = make()
+    c.validate()
+    h = c.hypothesis("thm_assumption", value=2.5, bound=1.0, op="<=", title="Theorem 3.2",
+                     statement="a-thm-3-2", reason="the data are not nearly orthogonal")
+    assert h.holds is False
+    called = []
+    out = c.theorem("item1", lambda: called.append(1) or False, statement="a-thm-3-2#1",
+                    applies=h)
+    assert out is None and not called
+    res = c.results()
+    assert res["checks"] == {"item1": None}
+    det = res["check_details"]["item1"]
+    assert det["applies"] is False and "not nearly orthogonal" in det["reason"]
+    assert det["hypotheses"] == ["thm_assumption"]
+    assert res["hypotheses"]["thm_assumption"]["holds"] is False
+    assert "does not cover these parameters" in h.sentence()
+    ok = c.hypothesis("other", True, title="Lemma 3.3")
+    assert c.theorem("item2", value=0.0, bound=1e-9, op="<=", statement="a-lem-3-3",
+                     applies=[ok]) is True
+
+
+def test_applies_tuple_and_false_theorem_inside_hypotheses_stops():
+    c, _ = make()
+    c.validate()
+    assert c.observation("late", value=1.0, bound=0.0, op="<",
+                         applies=(False, "the smoke profile is too short")) is None
+    assert c.results()["check_details"]["late"]["reason"] == "the smoke profile is too short"
+    h = c.hypothesis("hyp", True, title="Theorem 4.2")
+    with pytest.raises(CheckFailed):
+        c.theorem("claim", False, statement="a-thm-4-2", applies=h)
+
+
+def test_names_are_recorded_once():
+    c, _ = make()
+    c.validate()
+    c.sanity("a", True)
+    with pytest.raises(ValueError, match="twice"):
+        c.theorem("a", True, statement="x")
+    with pytest.raises(ValueError, match="name of a check"):
+        c.metric("a", 1.0)
+    with pytest.raises(ValueError):
+        c.observation("b", value=1.0)  # neither holds nor op
+
+
+def test_check_table_lists_every_kind_with_links():
+    c, _ = make()
+    c.validate()
+    h = c.hypothesis("hyp", False, title="Theorem 3.2", statement="a-thm-3-2", reason="r")
+    c.theorem("t1", True, statement="a-thm-3-2#4", applies=h)
+    c.observation("o1", value=0.25, bound=0.5, op="<")
+    c.sanity("s1", value=1e-12, bound=1e-9, op="<=")
+    bundle = c.table()
+    md = bundle["text/markdown"]
+    assert "{prf:ref}`Paper A, Theorem 3.2 <a-thm-3-2>` (4)" in md and "not applicable" in md
+    assert "| observation | `o1` | — | 0.25 | < 0.5 | pass |" in md
+    assert md.index("| hypothesis") < md.index("| theorem") < md.index("| observation") \
+        < md.index("| sanity")
+    assert "1 theorem checks (1 not applicable here), 1 observations, 1 sanity" in md
+    assert "<table" in bundle["text/html"] and "Paper A, Theorem 3.2 (4)" in bundle["text/html"]
+
+
+# --- derived values, constraints, exploration ------------------------------------------------------------
+
+def test_derive_and_constraints():
+    from twolayer.common.contract import Constraint
+
+    spec = {**SPEC, "lo": Optional(Float(0)), "hi": Optional(Float(0))}
+    profiles = {k: {**v, "hi": 4.0} for k, v in PROFILES.items()}
+    for lo, hi, ok in ((None, None, True), (1.0, None, True), (5.0, None, False), (1.0, 0.5, False)):
+        ns = {"__name__": "__main__"}
+        c = Contract(spec, profiles, ns, derive={"lo": lambda P: P.hi / 2},
+                     constraints=[Constraint("hi", lambda P: P.hi > P.lo, "must exceed lo")])
+        ns.update({**DEFAULTS, "lo": lo, "hi": hi})
+        if ok:
+            P = c.validate()
+            assert P.lo == (2.0 if lo is None else lo)
+        else:
+            with pytest.raises(ParameterError, match="parameter 'hi' must exceed lo"):
+                c.validate()
+
+
+def test_profiles_may_not_name_unknown_parameters():
+    with pytest.raises(ValueError, match="unknown parameters"):
+        Contract(SPEC, {k: {**v, "nope": 1} for k, v in PROFILES.items()}, {})
+
+
+def test_sample_draws_valid_values_inside_explore():
+    rng = np.random.default_rng(0)
+    specs = {"i": Int(1, 100, explore=(2, 50)), "f": Float(0, 1, lo_open=True, explore=(0.1, 0.9)),
+             "g": Float(0, None, lo_open=True, explore=(1e-4, 1e-1)),
+             "c": Choice("a", "b", explore=True), "b": Bool(explore=True),
+             "l": ListOf(Int(1), explore=[[1, 2], [3]]), "o": Optional(Int(1), explore=(1, 9)),
+             "fixed": Float(0, 1)}
+    seen = {k: set() for k in specs}
+    for _ in range(300):
+        for k, s in specs.items():
+            v = s.sample(rng)
+            if k == "fixed":
+                assert v is None
+                continue
+            assert s.validate(k, v) == v or k == "l"
+            seen[k].add(tuple(v) if isinstance(v, list) else v)
+    assert min(seen["i"]) >= 2 and max(seen["i"]) <= 50 and len(seen["i"]) > 20
+    assert min(seen["g"]) < 1e-3 and max(seen["g"]) > 1e-2          # log-uniform
+    assert seen["c"] == {"a", "b"} and seen["b"] == {True, False}
+    assert seen["l"] == {(1, 2), (3,)}
 
 
 def test_metric_converts_values():
@@ -284,8 +427,8 @@ def run_notebook(path):
     c.validate()
     c.metric("loss", np.float64(0.125))
     c.metric("curve", np.array([1.0, 0.5, np.nan]))
-    c.check("loss small", 0.125 < 1)
-    return c, c.finish()
+    c.observation("loss_small", value=0.125, bound=1.0, op="<")
+    return c, c.finish(show=False)
 
 
 def test_finish_writes_json_atomically(tmp_path):
@@ -293,11 +436,12 @@ def test_finish_writes_json_atomically(tmp_path):
     c, out = run_notebook(path)
     assert Path(out) == path
     res = json.loads(path.read_text())
-    assert set(res) == {"params", "metrics", "checks"}
+    assert set(res) == RESULT_KEYS
     assert res["params"] == {"seed": 0, "profile": "smoke", "results_path": os.fspath(path), "n": 7,
                              "lr": 0.1, "act": "leaky_relu", "normalized": False, "ns": [2, 3]}
     assert res["metrics"] == {"loss": 0.125, "curve": [1.0, 0.5, None]}
-    assert res["checks"] == {"loss small": True}
+    assert res["checks"] == {"loss_small": True}
+    assert res["check_details"]["loss_small"]["value"] == 0.125
     assert sorted(os.listdir(path.parent)) == ["results.json"]  # no temporary files left
 
 
@@ -306,7 +450,19 @@ def test_finish_without_results_path_writes_nothing(tmp_path, monkeypatch):
     c, out = run_notebook(None)
     assert out is None
     assert list(tmp_path.iterdir()) == []
-    assert set(c.results()) == {"params", "metrics", "checks"}
+    assert set(c.results()) == RESULT_KEYS
+
+
+def test_finish_writes_to_the_results_dir_in_a_book_build(tmp_path, monkeypatch):
+    from twolayer.common.contract import RESULTS_DIR_ENV
+
+    monkeypatch.setenv(RESULTS_DIR_ENV, str(tmp_path))
+    ns = {"__name__": "__main__"}
+    c = Contract(SPEC, PROFILES, ns, chapter="paper_a/demo")
+    ns.update(DEFAULTS)
+    c.validate()
+    assert c.finish(show=False) == tmp_path / "paper_a" / "demo.json"
+    assert json.loads((tmp_path / "paper_a" / "demo.json").read_text())["params"]["n"] == 5
 
 
 def test_identical_runs_give_identical_bytes(tmp_path):

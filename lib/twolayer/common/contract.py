@@ -1,32 +1,47 @@
 """The notebook contract shared by every chapter.
 
-A chapter's first code cell creates a :class:`Contract` (it remembers which names exist
-before the ``parameters`` cell); the ``parameters`` cell (tagged for papermill) assigns
-defaults; the next cell calls :meth:`Contract.validate`, which
+A chapter's setup cell creates a :class:`Contract` (it remembers which names exist before the
+``parameters`` cell); the ``parameters`` cell (tagged for papermill) assigns defaults; the
+next cell calls :meth:`Contract.validate`, which
 
 * rejects names that are not parameters (a papermill typo such as ``-p seeed 1``),
 * fills ``None`` values from the size profile (``"smoke"`` for tests, ``"book"`` for the site,
   ``"paper"`` for the paper's scale; ``profile=None`` reads ``$BOOK_PROFILE``, else ``"book"``),
-* checks each value's type and range, stopping with one :class:`ParameterError` that names the
-  parameter and what is allowed.
+  then from the contract's ``derive`` rules,
+* checks each value's type and range, then the cross-parameter ``constraints``, stopping with
+  one :class:`ParameterError` that names the parameter and what is allowed.
 
-Claims are checked with :meth:`Contract.check` (an assertion that records its outcome), numbers
-are recorded with :meth:`Contract.metric`, and :meth:`Contract.finish` writes
-``{"params", "metrics", "checks"}`` atomically to ``results_path`` when one is given. The
-results hold no timings or timestamps, so equal parameters and seed give an identical file.
+Claims are recorded with :meth:`Contract.theorem`, :meth:`Contract.observation` and
+:meth:`Contract.sanity` (see :mod:`twolayer.common.checks`), theorems' hypotheses with
+:meth:`Contract.hypothesis`, numbers with :meth:`Contract.metric`. :meth:`Contract.finish`
+shows the page's check table and writes
+``{"params", "metrics", "checks", "check_details", "hypotheses"}`` atomically to
+``results_path`` (or, in a book build, to ``$TWOLAYER_RESULTS_DIR/<chapter>.json``, which the
+claims index reads). The results hold no timings or timestamps, so equal parameters and seed
+give an identical file.
+
+Each parameter type carries ``doc`` (its meaning, shown in the page's parameter table) and
+``explore`` (the values the robustness harness draws from; ``None``: kept at the profile's).
 """
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+from .checks import (KINDS, Check, CheckFailed, Hypothesis, _fmt, compare, display_bundle,
+                     glue, table)
 from .io import atomic_write_json, to_jsonable
+
+__all__ = ["PROFILES", "PROFILE_ENV", "RESULTS_DIR_ENV", "ParameterError", "CheckFailed",
+           "Spec", "Int", "Float", "Choice", "Bool", "ListOf", "Optional", "OptionalDir",
+           "OptionalPath", "HexDigest", "Constraint", "Params", "Contract", "load_chapter"]
 
 PROFILES = ("smoke", "book", "paper")
 PROFILE_ENV = "BOOK_PROFILE"
+RESULTS_DIR_ENV = "TWOLAYER_RESULTS_DIR"
 COMMON = ("seed", "profile", "results_path")
 
 
@@ -34,14 +49,18 @@ class ParameterError(ValueError):
     """A notebook parameter has a wrong type, an out-of-range value or an unknown name."""
 
 
-class CheckFailed(AssertionError):
-    """A claim made on the page is false for this run."""
-
-
 # --- parameter types ----------------------------------------------------------------------
 
+@dataclass(kw_only=True)
 class Spec:
-    """A parameter type: ``validate(name, value)`` returns the value or raises."""
+    """A parameter type: ``validate(name, value)`` returns the value or raises.
+
+    ``doc``: what the parameter means (the page's parameter table shows it). ``explore``:
+    what the robustness harness may draw (:meth:`sample`); ``None`` keeps the profile's value.
+    """
+
+    doc: str = ""
+    explore: Any = None
 
     describe = "a value"
 
@@ -50,6 +69,27 @@ class Spec:
 
     def fail(self, name: str, value: Any) -> ParameterError:
         return ParameterError(f"parameter {name!r} must be {self.describe}; got {value!r}")
+
+    def sample(self, rng):
+        """A random value from ``explore`` (``None`` if the parameter is not explored)."""
+        if self.explore is None:
+            return None
+        if isinstance(self.explore, (list, tuple)) and self.explore and not _is_range(self.explore):
+            return self.explore[int(rng.integers(len(self.explore)))]
+        raise TypeError(f"{type(self).__name__} cannot sample explore={self.explore!r}")
+
+
+def _is_range(x) -> bool:
+    return (isinstance(x, tuple) and len(x) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x))
+
+
+def _draw_number(lo, hi, rng, integer: bool):
+    if lo > 0 and hi / lo >= 10:  # scale parameters: log-uniform
+        v = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+    else:
+        v = rng.uniform(lo, hi)
+    return int(round(v)) if integer else float(v)
 
 
 @dataclass
@@ -67,6 +107,11 @@ class Int(Spec):
         if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
             raise self.fail(name, value)
         return value
+
+    def sample(self, rng):
+        if _is_range(self.explore):
+            return _draw_number(*self.explore, rng, integer=True)
+        return super().sample(rng)
 
 
 @dataclass
@@ -92,13 +137,19 @@ class Float(Spec):
             raise self.fail(name, value)
         return v
 
+    def sample(self, rng):
+        if _is_range(self.explore):
+            return _draw_number(*self.explore, rng, integer=False)
+        return super().sample(rng)
 
-@dataclass
+
+@dataclass(init=False)
 class Choice(Spec):
     values: tuple
 
-    def __init__(self, *values):
+    def __init__(self, *values, doc: str = "", explore: Any = None):
         self.values = tuple(values)
+        self.doc, self.explore = doc, explore
 
     @property
     def describe(self) -> str:
@@ -111,6 +162,11 @@ class Choice(Spec):
             raise self.fail(name, value)
         return value
 
+    def sample(self, rng):
+        if self.explore is True:
+            return self.values[int(rng.integers(len(self.values)))]
+        return super().sample(rng)
+
 
 @dataclass
 class Bool(Spec):
@@ -120,6 +176,11 @@ class Bool(Spec):
         if not isinstance(value, bool):
             raise self.fail(name, value)
         return value
+
+    def sample(self, rng):
+        if self.explore is True:
+            return bool(rng.integers(2))
+        return super().sample(rng)
 
 
 @dataclass
@@ -151,6 +212,10 @@ class ListOf(Spec):
             raise self.fail(name, value)
         return out
 
+    def sample(self, rng):
+        # explore: a list of candidate lists
+        return super().sample(rng)
+
 
 @dataclass
 class Optional(Spec):
@@ -170,38 +235,54 @@ class Optional(Spec):
         except ParameterError:
             raise self.fail(name, value) from None
 
+    def sample(self, rng):
+        if _is_range(self.explore):
+            return _draw_number(*self.explore, rng, integer=isinstance(self.inner, Int))
+        if self.explore is not None:
+            return super().sample(rng)
+        return self.inner.sample(rng)
+
 
 @dataclass
-class OptionalDir(Spec):
-    """``None`` or a non-empty folder path string (its existence is checked where it is used)."""
+class _PathSpec(Spec):
+    """``None`` or a non-empty path string; ``suffix`` (if set) is required."""
 
-    describe = "None or a non-empty folder path string"
+    suffix: str | None = None
+
+    @property
+    def describe(self) -> str:
+        what = f"a file path string ending in {self.suffix}" if self.suffix else \
+            "a non-empty folder path string"
+        return f"None or {what}"
 
     def validate(self, name, value):
         if value is None:
             return None
         if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).strip():
             raise self.fail(name, value)
-        return os.fspath(value)
-
-
-@dataclass
-class OptionalPath(Spec):
-    describe = "None or a file path string ending in .json"
-
-    def validate(self, name, value):
-        if value is None:
-            return None
-        if not isinstance(value, (str, os.PathLike)) or not os.fspath(value).endswith(".json"):
+        if self.suffix and not os.fspath(value).endswith(self.suffix):
             raise self.fail(name, value)
         return os.fspath(value)
 
 
+@dataclass
+class OptionalDir(_PathSpec):
+    """``None`` or a non-empty folder path string (its existence is checked where it is used)."""
+
+
+@dataclass
+class OptionalPath(_PathSpec):
+    """``None`` or a ``.json`` file path string."""
+
+    suffix: str | None = ".json"
+
+
+@dataclass
 class HexDigest(Spec):
     """A hexadecimal digest of ``length`` characters (``optional``: ``None`` is allowed too)."""
 
-    def __init__(self, length: int, optional: bool = False):
-        self.length, self.optional = length, optional
+    length: int = 32
+    optional: bool = False
 
     @property
     def describe(self) -> str:
@@ -230,6 +311,21 @@ def _range_text(lo, hi, lo_closed, hi_closed) -> str:
     return f" in {'[' if lo_closed else '('}{lo}, {hi}{']' if hi_closed else ')'}"
 
 
+@dataclass
+class Constraint:
+    """A rule across parameters: ``holds(P)`` must be true, else ``parameter`` is named with
+    ``message`` ("must be larger than ratio_min"). Checked after types and derived values."""
+
+    parameter: str
+    holds: Callable[[Any], bool]
+    message: str
+
+    def check(self, P) -> None:
+        if not self.holds(P):
+            raise ParameterError(
+                f"parameter {self.parameter!r} {self.message}; got {P[self.parameter]!r}")
+
+
 # --- the contract ---------------------------------------------------------------------------
 
 class Params(dict):
@@ -246,30 +342,56 @@ class Params(dict):
         self[key] = value
 
 
+@dataclass
+class _Meta:
+    chapter: str | None = None
+    derive: dict = field(default_factory=dict)
+    constraints: list = field(default_factory=list)
+
+
 class Contract:
     """Validated parameters, checks and the results file of one notebook run.
 
     ``spec`` maps every parameter except ``seed``, ``profile`` and ``results_path`` (added
     here) to its type; ``profiles[profile][name]`` gives the value used when the parameter is
-    left at ``None``. ``namespace`` is the notebook's ``globals()``: the names it holds now are
-    remembered so that any other new name after the parameters cell is reported as unknown.
+    left at ``None``; ``derive[name](P)`` computes a value still ``None`` after that (in the
+    order given); ``constraints`` are checked last. ``namespace`` is the notebook's
+    ``globals()``: the names it holds now are remembered so that any other new name after the
+    parameters cell is reported as unknown. ``chapter`` (``"paper_a/setting"``) names the
+    results file in a book build.
     """
 
     def __init__(self, spec: Mapping[str, Spec], profiles: Mapping[str, Mapping[str, Any]],
-                 namespace: dict):
+                 namespace: dict, *, chapter: str | None = None,
+                 derive: Mapping[str, Callable] | None = None,
+                 constraints: Sequence[Constraint] = ()):
         self.spec: dict[str, Spec] = {
-            "seed": Int(0, 2**32 - 1), "profile": Choice(*PROFILES),
-            "results_path": OptionalPath(), **spec,
+            "seed": Int(0, 2**32 - 1, doc="every random draw on the page derives from it"),
+            "profile": Choice(*PROFILES, doc='size: "smoke" (seconds, tests), "book" (the '
+                              'site), "paper" (the paper\'s scale); None reads $BOOK_PROFILE'),
+            "results_path": OptionalPath(doc="a .json path: write the results there"),
+            **spec,
         }
         missing = set(PROFILES) - set(profiles)
         if missing:
             raise ValueError(f"profiles must define {sorted(missing)}")
+        unknown = {k for p in profiles.values() for k in p} - set(self.spec)
+        if unknown:
+            raise ValueError(f"profiles set unknown parameters {sorted(unknown)}")
         self.profiles = {k: dict(v) for k, v in profiles.items()}
+        self.meta = _Meta(chapter, dict(derive or {}), list(constraints))
         self.namespace = namespace
         self._before = set(namespace)
         self.params: Params | None = None
         self.metrics: dict[str, Any] = {}
-        self.checks: dict[str, bool] = {}
+        self._checks: dict[str, Check] = {}
+        self._hypotheses: dict[str, Hypothesis] = {}
+
+    @property
+    def chapter(self) -> str | None:
+        return self.meta.chapter
+
+    # -- parameters --------------------------------------------------------------------------
 
     def _is_code(self, value) -> bool:
         """Names a setup cell may bind after the snapshot (this contract, imports, helpers):
@@ -294,8 +416,8 @@ class Contract:
             profile = os.environ.get(PROFILE_ENV, "book")
             if profile not in PROFILES:
                 raise ParameterError(
-                    f"environment variable {PROFILE_ENV} must be one of {', '.join(map(repr, PROFILES))}; "
-                    f"got {profile!r}")
+                    f"environment variable {PROFILE_ENV} must be one of "
+                    f"{', '.join(map(repr, PROFILES))}; got {profile!r}")
         profile = self.spec["profile"].validate("profile", profile)
         out = Params()
         for name, spec in self.spec.items():
@@ -303,33 +425,186 @@ class Contract:
             if value is None and name in self.profiles[profile]:
                 value = self.profiles[profile][name]
             out[name] = spec.validate(name, value)
+        for name, rule in self.meta.derive.items():
+            if out[name] is None:
+                out[name] = self.spec[name].validate(name, rule(out))
+        for c in self.meta.constraints:
+            c.check(out)
         self.params = out
         return out
 
-    def check(self, name: str, condition, detail: str = "") -> bool:
-        """Record the claim ``name`` and stop the notebook if it is false."""
-        ok = bool(condition)
-        self.checks[name] = ok
+    def parameter_table(self) -> None:
+        """Show the validated parameters: name, value, meaning, allowed values."""
+        if self.params is None:
+            raise RuntimeError("validate() was not called")
+        head = ("parameter", "value", "meaning", "allowed")
+        md = ["| " + " | ".join(head) + " |", "|---|---|---|---|"]
+        html = ['<table class="twolayer-params"><thead><tr>'
+                + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
+        import html as _h
+
+        for name, spec in self.spec.items():
+            v = _fmt(self.params[name])
+            cells = (f"`{name}`", v, spec.doc, spec.describe)
+            md.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+            html.append("<tr>" + "".join(
+                f"<td>{_h.escape(str(c).strip('`'))}</td>" for c in cells) + "</tr>")
+        html.append("</tbody></table>")
+        display_bundle({"text/markdown": "\n".join(md) + "\n", "text/html": "".join(html),
+                        "text/plain": "\n".join(md)})
+
+    # -- checks ------------------------------------------------------------------------------
+
+    def hypothesis(self, name: str, holds=None, *, title: str, statement: str | None = None,
+                   value=None, bound=None, op: str | None = None, reason: str = "") -> Hypothesis:
+        """Record whether a theorem's hypotheses hold here (from ``holds`` or ``value op
+        bound``); glue its sentence as ``name`` (``{glue:md}`name``` with ``:format: myst``)."""
+        if name in self._hypotheses or name in self._checks:
+            raise ValueError(f"{name!r} is recorded twice")
+        if holds is None:
+            if op is None:
+                raise ValueError("give holds, or value, bound and op")
+            holds, value = compare(value, op, bound)
+        h = Hypothesis(name, bool(holds), title, statement, value, bound, op, reason)
+        self._hypotheses[name] = h
+        glue(name, h.sentence(), markdown=True)
+        return h
+
+    def _record(self, name: str, kind: str, holds, value, bound, op, statement, applies,
+                detail: str) -> bool | None:
+        if kind not in KINDS + ("unclassified",):
+            raise ValueError(f"kind must be one of {KINDS}")
+        if name in self._checks or name in self._hypotheses or name in self.metrics:
+            raise ValueError(f"check {name!r} is recorded twice")
+        ok_applies, reason, hyps = _applies(applies)
+        if not ok_applies:
+            self._checks[name] = Check(name, kind, None, None, bound, op, statement, False,
+                                       reason, detail, hyps)
+            return None
+        if callable(value):
+            value = value()
+        if callable(holds):
+            holds = holds()
+        if holds is None:
+            if op is None:
+                raise ValueError(f"check {name!r}: give holds, or value, bound and op")
+            holds, value = compare(value, op, bound)
+        ok = bool(holds)
+        c = Check(name, kind, ok, value, bound, op, statement, True, "", detail, hyps)
+        self._checks[name] = c
+        if value is not None and not isinstance(value, str):
+            glue(name, value)
         if not ok:
-            raise CheckFailed(f"check {name!r} failed" + (f": {detail}" if detail else ""))
+            measured = f"; measured {_fmt(value)}, bound {op or ''} {_fmt(bound)}" \
+                if value is not None else ""
+            raise CheckFailed(f"{kind} check {name!r} failed"
+                              + (f" ({statement})" if statement else "") + measured
+                              + (f": {detail}" if detail else ""))
         return ok
 
-    def metric(self, name: str, value) -> Any:
+    def theorem(self, name: str, holds=None, *, statement: str, value=None, bound=None,
+                op: str | None = None, applies=True, detail: str = "") -> bool | None:
+        """A paper's statement, checked where ``applies`` (a :class:`Hypothesis`, a list of
+        them, a bool or ``(bool, reason)``) holds; ``holds``/``value`` may be callables,
+        evaluated only then. Returns ``None`` when not applicable."""
+        return self._record(name, "theorem", holds, value, bound, op, statement, applies, detail)
+
+    def observation(self, name: str, holds=None, *, value, bound=None, op: str | None = None,
+                    statement: str | None = None, applies=True, detail: str = "") -> bool | None:
+        """What this page measured, asserted in a robust form; its value is glued as ``name``."""
+        return self._record(name, "observation", holds, value, bound, op, statement, applies,
+                            detail)
+
+    def sanity(self, name: str, holds=None, *, value=None, bound=None, op: str | None = None,
+               statement: str | None = None, applies=True, detail: str = "") -> bool | None:
+        """An identity, a solver's accuracy, internal consistency: never evidence."""
+        return self._record(name, "sanity", holds, value, bound, op, statement, applies, detail)
+
+    def check(self, name: str, condition, detail: str = "") -> bool:
+        """Transitional: an unclassified check (every chapter moves to theorem / observation /
+        sanity; a test rejects this kind in any results)."""
+        return self._record(name, "unclassified", condition, None, None, None, None, True, detail)
+
+    @property
+    def checks(self) -> dict[str, bool | None]:
+        return {k: c.passed for k, c in self._checks.items()}
+
+    def metric(self, name: str, value, glue_it: bool = False) -> Any:
+        """Record a number in the results (and glue it as ``name`` when ``glue_it``)."""
+        if name in self._checks or name in self._hypotheses:
+            raise ValueError(f"metric {name!r} has the name of a check")
         value = to_jsonable(value)
         self.metrics[name] = value
+        if glue_it:
+            glue(name, value)
         return value
+
+    def glue(self, name: str, value, markdown: bool = False) -> None:
+        """Glue a value for the prose (``{glue:text}`name```) without recording it."""
+        if name in self._checks or name in self._hypotheses or name in self.metrics:
+            raise ValueError(f"{name!r} is already glued as a check or metric")
+        glue(name, value, markdown=markdown)
+
+    # -- results -----------------------------------------------------------------------------
 
     def results(self) -> dict:
         if self.params is None:
             raise RuntimeError("validate() was not called")
         return {"params": to_jsonable(dict(self.params)), "metrics": dict(self.metrics),
-                "checks": dict(self.checks)}
+                "checks": self.checks,
+                "check_details": {k: c.details() for k, c in self._checks.items()},
+                "hypotheses": {k: h.details() for k, h in self._hypotheses.items()}}
 
-    def finish(self) -> Path | None:
-        """Write the results JSON atomically if ``results_path`` is set; return its path."""
+    def table(self) -> dict[str, str]:
+        return table(list(self._checks.values()), list(self._hypotheses.values()))
+
+    def finish(self, show: bool = True) -> Path | None:
+        """Show the check table; write the results JSON atomically to ``results_path``, or to
+        ``$TWOLAYER_RESULTS_DIR/<chapter>.json`` when that is set; return the path written."""
         res = self.results()
+        if show:
+            display_bundle(self.table())
         path = self.params["results_path"]
+        if path is None and os.environ.get(RESULTS_DIR_ENV) and self.chapter:
+            path = Path(os.environ[RESULTS_DIR_ENV]) / f"{self.chapter}.json"
         if path is None:
             return None
         return atomic_write_json(Path(path), res)
 
+
+def _applies(applies) -> tuple[bool, str, list[str]]:
+    """Normalise ``applies``: a Hypothesis, a list of them, a bool, or ``(bool, reason)``."""
+    if isinstance(applies, Hypothesis):
+        applies = [applies]
+    if isinstance(applies, list):
+        names = [h.name for h in applies]
+        bad = [h for h in applies if not h.holds]
+        reason = "; ".join(f"{h.title or h.name}: {h.reason or 'hypothesis does not hold'}"
+                           for h in bad)
+        return not bad, reason, names
+    if isinstance(applies, tuple):
+        ok, reason = applies
+        return bool(ok), ("" if ok else reason), []
+    return bool(applies), ("" if applies else "not applicable at these parameters"), []
+
+
+# --- reading a chapter's contract without a kernel -------------------------------------------
+
+def load_chapter(path: str | os.PathLike, through_validate: bool = False):
+    """Execute a chapter's setup cells and its parameters cell in a fresh namespace (no kernel;
+    the first cell, the Colab install, is skipped): return ``(namespace, contract,
+    parameters source)``. Used by the tests and the robustness harness to read the contract's
+    types, profiles and explore ranges."""
+    import nbformat
+
+    path = Path(path)
+    nb = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    i = next(k for k, c in enumerate(code) if "parameters" in c.metadata.get("tags", []))
+    ns: dict = {"__name__": "__chapter__"}
+    for c in code[1:i]:
+        exec(compile(c.source, f"{path.name}:setup", "exec"), ns)
+    contracts = [v for v in ns.values() if isinstance(v, Contract)]
+    if len(contracts) != 1:
+        raise ValueError(f"{path.name}: the setup cells must create exactly one Contract")
+    return ns, contracts[0], code[i].source

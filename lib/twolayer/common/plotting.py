@@ -47,9 +47,10 @@ def use_style() -> None:
 
 
 def figure(ncols: int = 1, nrows: int = 1, width: float = WIDTH, aspect: float = 0.6, **kw):
-    """``plt.subplots`` sized for the book: ``width`` inches wide, each panel ``aspect`` tall."""
+    """``plt.subplots`` sized for the book: ``width`` inches wide, each panel ``aspect`` tall.
+    Returns ``(fig, ax)``: one panel gives one ``Axes``, one row a 1-D array, a grid a 2-D one."""
     height = width / ncols * aspect * nrows
-    return plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, **kw)
+    return plt.subplots(nrows, ncols, figsize=(width, height), squeeze=True, **kw)
 
 
 def colors(k: int):

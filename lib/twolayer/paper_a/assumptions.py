@@ -86,15 +86,31 @@ def assumption_ratio(norms: np.ndarray, p: np.ndarray, n: int, gamma: float) -> 
     return n * 3.0 * p * rmax ** 2 / (gamma ** 3 * rmin ** 4)
 
 
-def norm_deviation_bound(n: int, d: int, delta: float) -> float:
-    """``max_i | ||x_i|| - sqrt(d) | <= 1/sqrt(d) + sqrt(2 log(2n/delta))`` w.p. ``>= 1 - delta``."""
-    return 1.0 / math.sqrt(d) + math.sqrt(2.0 * math.log(2.0 * n / delta))
+def norm_deviation_bound(n: int, d: int, delta: float, sigma_max: float = 1.0) -> float:
+    """``max_i | ||x_i|| - sqrt(d) | <= s/sqrt(d) + sqrt(2 s log(2n/delta))`` w.p.
+    ``>= 1 - delta`` for ``x_i = Sigma^{1/2} xbar_i``, ``tr Sigma = d``, ``s = ||Sigma||_2``:
+    ``||x||`` is ``sqrt(s)``-Lipschitz in ``xbar``, and ``sqrt(d) - s/sqrt(d) <= E||x|| <=
+    sqrt(d)`` (its variance is at most ``s``, Poincare)."""
+    s = float(sigma_max)
+    return s / math.sqrt(d) + math.sqrt(2.0 * s * math.log(2.0 * n / delta))
 
 
-def inner_product_bound(n: int, delta: float) -> float:
-    """``s`` with ``max_{i<j} |<x_i, x_j>| <= s * max_j ||x_j||`` w.p. ``>= 1 - delta``."""
+def inner_product_bound(n: int, delta: float, sigma_max: float = 1.0) -> float:
+    """``s`` with ``max_{i<j} |<x_i, x_j>| <= s * max_j ||x_j||`` w.p. ``>= 1 - delta``: given
+    ``x_j``, ``<x_i, x_j> ~ N(0, x_j' Sigma x_j)`` with ``x_j' Sigma x_j <= ||Sigma|| ||x_j||^2``."""
     pairs = max(n * (n - 1) / 2.0, 1.0)
-    return math.sqrt(2.0 * math.log(2.0 * pairs / delta))
+    return math.sqrt(2.0 * float(sigma_max) * math.log(2.0 * pairs / delta))
+
+
+def two_level_spectrum(d: int, aniso: float) -> np.ndarray:
+    """A diagonal ``Sigma`` with ``tr Sigma = d`` and ``||Sigma||_2 = 1 + aniso``: the first
+    ``d // 2`` variances are ``1 + aniso``, the rest share what remains (Lemma 3.3 allows any
+    ``Sigma`` with ``tr Sigma = d`` and ``||Sigma||_2 = O(1)``); ``aniso = 0`` is ``I_d``."""
+    if not 0 <= aniso < 1:
+        raise ValueError(f"aniso must lie in [0, 1), got {aniso}")
+    h = d // 2
+    low = (d - h * (1 + aniso)) / (d - h)
+    return np.concatenate([np.full(h, 1.0 + aniso), np.full(d - h, low)])
 
 
 def holds_surely(n: int, d: int, gamma: float, delta: float) -> bool:
@@ -127,8 +143,9 @@ def sufficient_dimension(n: int, gamma: float, delta: float) -> int:
 
 
 def lemma33_sweep(ns, ratios, draws: int, gamma: float, seed: int, dims=None,
-                  progress: bool | None = None) -> list[dict]:
-    """Draw ``draws`` Gaussian data sets ``N(0, I_d)`` for each ``n`` in ``ns`` and each
+                  progress: bool | None = None, aniso: float = 0.0) -> list[dict]:
+    """Draw ``draws`` Gaussian data sets ``N(0, Sigma)`` (``Sigma`` from
+    :func:`two_level_spectrum`, ``I_d`` when ``aniso = 0``) for each ``n`` in ``ns`` and each
     ``d = round(ratio * n^2 log n)`` (or each ``d`` in ``dims[n]`` when ``dims`` is given);
     return one record per draw with ``n, d, ratio, draw, p, R_min, R_max, max_norm_dev,
     assumption_ratio, holds`` (``ratio = d / (n^2 log n)``).
@@ -153,7 +170,7 @@ def lemma33_sweep(ns, ratios, draws: int, gamma: float, seed: int, dims=None,
     rows = []
     for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, file=sys.stderr):
         for k in range(draws):
-            norms, p = _gaussian_gram_stats(n, d, [int(seed), n, d, k])
+            norms, p = _gaussian_gram_stats(n, d, [int(seed), n, d, k], aniso)
             q = float(assumption_ratio(norms, p, n, gamma))
             rows.append({
                 "n": n, "d": d, "ratio": d / (n * n * math.log(n)), "draw": k,
@@ -167,17 +184,61 @@ def lemma33_sweep(ns, ratios, draws: int, gamma: float, seed: int, dims=None,
 CHUNK = 1 << 18  # columns drawn at a time: memory stays O(n * CHUNK) for any d
 
 
-def _gaussian_gram_stats(n: int, d: int, seed) -> tuple[np.ndarray, float]:
-    """Norms and ``p`` of ``n`` standard Gaussian vectors in ``R^d``, drawn ``CHUNK`` coordinates
-    at a time (the Gram matrix is accumulated), so ``d`` in the millions fits in memory."""
+def _gaussian_gram_stats(n: int, d: int, seed, aniso: float = 0.0) -> tuple[np.ndarray, float]:
+    """Norms and ``p`` of ``n`` Gaussian vectors ``N(0, Sigma)`` in ``R^d``, drawn ``CHUNK``
+    coordinates at a time (the Gram matrix is accumulated), so ``d`` in the millions fits in
+    memory. The isotropic draws do not depend on ``aniso`` (the same generator stream)."""
     rng = np.random.default_rng(seed)
+    scale = np.sqrt(two_level_spectrum(d, aniso)) if aniso else None
     G = np.zeros((n, n))
     for start in range(0, d, CHUNK):
         block = rng.standard_normal((n, min(CHUNK, d - start)))
+        if scale is not None:
+            block *= scale[start:start + block.shape[1]]
         G += block @ block.T
     norms = np.sqrt(np.diagonal(G).copy())
     p = float((np.abs(G) * (1 - np.eye(n))).max())
     return norms, p
+
+
+def log_exponent(rows, n_boot: int = 200, seed: int = 0, level: float = 0.95):
+    """Fit ``d_50 ~ n^2 (log n)^b`` over the ``n`` of a :func:`lemma33_sweep`: ``b`` (least
+    squares of ``log(d_50 / n^2)`` on ``log log n``) and a bootstrap interval (draws
+    resampled within each ``(n, d)`` cell). Lemma 3.3 has ``b`` near 1; ``d ~ n^2`` alone is
+    ``b = 0``. Returns ``(b, (lo, hi))``; NaN when a half point falls outside the grid."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    ns = sorted(df.n.unique())
+    if len(ns) < 2:
+        raise ValueError("the exponent needs at least two values of n")
+    rng = np.random.default_rng(seed)
+    cells = [(n, g.sort_values("d")) for n, g in df.groupby("n")]
+
+    def fit(resample: bool) -> float:
+        ys = []
+        for n, g in cells:
+            fr = []
+            for _, c in g.groupby("d", sort=True):
+                h = c.holds.to_numpy()
+                if resample:
+                    h = h[rng.integers(len(h), size=len(h))]
+                fr.append(h.mean())
+            d50 = half_point(np.sort(g.d.unique()), fr)
+            ys.append(math.log(d50 / (n * n)) if math.isfinite(d50) else math.nan)
+        x = np.log(np.log(np.asarray(ns, dtype=float)))
+        y = np.asarray(ys)
+        if not np.isfinite(y).all():
+            return math.nan
+        return float(np.polyfit(x, y, 1)[0])
+
+    b = fit(False)
+    boots = np.array([fit(True) for _ in range(n_boot)])
+    boots = boots[np.isfinite(boots)]
+    if boots.size < n_boot // 2:
+        return b, (math.nan, math.nan)
+    a = (1 - level) / 2
+    return b, (float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a)))
 
 
 def fraction_table(rows):

@@ -1,0 +1,324 @@
+"""Checks of three kinds, hypotheses, and how a page shows them.
+
+Every claim a page makes is recorded as one :class:`Check`:
+
+``theorem``
+    a statement of a paper (or a lemma the book states and proves). It *applies* only where
+    its hypotheses hold, computed from the page's data and parameters; where they hold, a
+    false result stops the notebook (a finding, never a threshold to relax); where they do
+    not, the check is recorded as not applicable (``None``) with the reason.
+``observation``
+    what this page measured at its parameters (a trend, a factor, a crossing), asserted only
+    in a robust form (a direction with a margin derived from the spread over seeds, or a
+    statement over seeds with its confidence); the prose quotes the measured value through
+    MyST-NB ``glue``.
+``sanity``
+    identities, solver accuracy, internal consistency: kept and shown apart, never evidence.
+
+A check compares a measured ``value`` with a ``bound`` through ``op`` (``"<="``, ``"<"``,
+``">="``, ``">"``, ``"=="``, ``"in"`` for a closed interval ``(lo, hi)``), or takes an explicit
+``holds``. An array ``value`` is held to the bound elementwise and reported by its worst
+element. ``statement`` names the ``prf`` label of the statement checked, optionally with an
+item after ``#`` (``"a-thm-3-2#5"``): the check table links it, the claims index groups by it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .io import to_jsonable
+
+KINDS = ("theorem", "observation", "sanity")
+OPS = ("<=", "<", ">=", ">", "==", "in")
+GLUE_PREFIX = "application/papermill.record/"
+
+
+class CheckFailed(AssertionError):
+    """A claim made on the page is false for this run."""
+
+
+@dataclass
+class Hypothesis:
+    """Whether a theorem's hypotheses hold for this page's data and parameters."""
+
+    name: str
+    holds: bool
+    title: str = ""            # "Theorem 3.2" -- used in the sentence the page shows
+    statement: str | None = None
+    value: Any = None
+    bound: Any = None
+    op: str | None = None
+    reason: str = ""           # why it does not hold (or what it measured when it does)
+
+    def sentence(self) -> str:
+        """One sentence for the page, as MyST Markdown."""
+        what = self.title or self.name
+        ref = f" ({_ref(self.statement)})" if self.statement else ""
+        measured = ""
+        if self.value is not None and self.bound is not None and self.op:
+            measured = f": {_fmt(self.value)} {_op_text(self.op)} {_fmt_bound(self.bound, self.op)}"
+        if self.holds:
+            return f"The hypotheses of {what}{ref} hold for these parameters{measured}."
+        why = f" {self.reason.rstrip('.')}." if self.reason else ""
+        return (f"**{what}{ref} does not cover these parameters**{measured}.{why} Its checks "
+                "below are recorded as not applicable.")
+
+    def details(self) -> dict:
+        return {"holds": bool(self.holds), "title": self.title, "statement": self.statement,
+                "value": to_jsonable(self.value), "bound": to_jsonable(self.bound),
+                "op": self.op, "reason": self.reason}
+
+
+@dataclass
+class Check:
+    name: str
+    kind: str
+    passed: bool | None        # None: not applicable
+    value: Any = None
+    bound: Any = None
+    op: str | None = None
+    statement: str | None = None
+    applies: bool = True
+    reason: str = ""
+    detail: str = ""
+    hypotheses: list[str] = field(default_factory=list)
+
+    def details(self) -> dict:
+        return {"kind": self.kind, "value": to_jsonable(self.value),
+                "bound": to_jsonable(self.bound), "op": self.op, "applies": self.applies,
+                "reason": self.reason, "statement": self.statement,
+                "hypotheses": list(self.hypotheses)}
+
+
+# --- evaluation ----------------------------------------------------------------------------------
+
+def _scalar_or_array(value):
+    if hasattr(value, "detach"):  # a torch tensor, without importing torch
+        value = value.detach().cpu().numpy()
+    if isinstance(value, (list, tuple)) and value and all(
+            isinstance(v, (int, float, np.number)) for v in value):
+        return np.asarray(value, dtype=float)
+    return value
+
+
+def compare(value, op: str, bound) -> tuple[bool, Any]:
+    """``(holds, reported value)`` of ``value op bound``; an array is reported by its worst
+    element (largest for ``<``/``<=``, smallest for ``>``/``>=``, farthest outside for
+    ``in``). A NaN never holds."""
+    if op not in OPS:
+        raise ValueError(f"op must be one of {OPS}; got {op!r}")
+    v = _scalar_or_array(value)
+    if isinstance(v, np.ndarray) or isinstance(v, (int, float, np.number)):
+        a = np.atleast_1d(np.asarray(v, dtype=float))
+        if a.size == 0:
+            raise ValueError("an empty value cannot be checked")
+        if np.isnan(a).any():
+            worst = float("nan")
+            return False, worst
+        if op == "in":
+            lo, hi = bound
+            ok = bool(np.all((a >= lo) & (a <= hi)))
+            dist = np.maximum(lo - a, a - hi)
+            worst = a[int(np.argmax(dist))]
+        elif op in ("<=", "<"):
+            worst = a.max()
+            ok = bool(worst <= bound) if op == "<=" else bool(worst < bound)
+        elif op in (">=", ">"):
+            worst = a.min()
+            ok = bool(worst >= bound) if op == ">=" else bool(worst > bound)
+        else:
+            ok = bool(np.all(a == bound))
+            worst = a[int(np.argmax(a != bound))] if not ok else a[0]
+        worst = worst.item() if hasattr(worst, "item") else worst
+        if isinstance(v, (int, np.integer)) or (isinstance(v, np.ndarray) and v.dtype.kind in "iu"):
+            worst = int(worst)
+        return ok, worst
+    if op == "==":
+        return bool(v == bound), v
+    raise TypeError(f"cannot compare a {type(value).__name__} with op {op!r}")
+
+
+# --- formatting ------------------------------------------------------------------------------------
+
+def _fmt(v) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return f"{int(v):,}".replace(",", "\u202f") if abs(int(v)) >= 10_000 else str(int(v))
+    if isinstance(v, (float, np.floating)):
+        x = float(v)
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "∞" if x > 0 else "−∞"
+        if x == 0:
+            return "0"
+        if x == int(x) and abs(x) < 1e6:
+            return str(int(x))
+        if 1e-3 <= abs(x) < 1e4:
+            return f"{x:.4g}"
+        return f"{x:.3g}"
+    if isinstance(v, (list, tuple)) and len(v) <= 6:
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    if isinstance(v, (list, tuple)):
+        return f"[{_fmt(v[0])}, …, {_fmt(v[-1])}] ({len(v)} values)"
+    return str(v)
+
+
+def _op_text(op: str | None) -> str:
+    return {"<=": "≤", "<": "<", ">=": "≥", ">": ">", "==": "=", "in": "in"}.get(op or "", "")
+
+
+def _fmt_bound(bound, op) -> str:
+    if bound is None:
+        return "—"
+    if op == "in":
+        lo, hi = bound
+        return f"[{_fmt(lo)}, {_fmt(hi)}]"
+    return _fmt(bound)
+
+
+KIND_NAMES = {"thm": "Theorem", "lem": "Lemma", "cor": "Corollary", "def": "Definition",
+              "asm": "Assumption", "claim": "Claim", "fig": "Figure", "prop": "Proposition",
+              "fact": "Fact", "cond": "Condition", "alg": "Algorithm", "eq": "Equation",
+              "prob": "Problem", "ex": "Example", "rem": "Remark", "sec": "Section",
+              "app": "Appendix", "obs": "Observation"}
+
+
+BOOK_TITLES = {"book-lem-d-suff": "Book, explicit Lemma 3.3"}  # the book's own statements
+
+
+def statement_title(label: str) -> str:
+    """The reader's name of a statement label, by the book's convention
+    ``<paper>-<kind>-<number>``: ``a-thm-3-2`` is "Paper A, Theorem 3.2", ``b-lem-c-1``
+    "Paper B, Lemma C.1", ``book-lem-d-suff`` "Book, Lemma d-suff"; an item after ``#`` is
+    appended in parentheses. Other labels are returned as they are."""
+    label, _, item = label.partition("#")
+    parts = label.split("-")
+    out = BOOK_TITLES.get(label, label)
+    if label not in BOOK_TITLES and len(parts) >= 3 and parts[0] in ("a", "b", "book") \
+            and parts[1] in KIND_NAMES:
+        who = "Book" if parts[0] == "book" else f"Paper {parts[0].upper()}"
+        rest = parts[2:]
+        short = all(p.isdigit() or (p.isalpha() and len(p) == 1) for p in rest)
+        if short:  # 3-2 -> 3.2, c-1 -> C.1
+            number = ".".join(p.upper() if p.isalpha() else p for p in rest)
+        else:      # words: e-11 stays, three-points -> "three points"
+            number = " ".join(rest)
+        out = f"{who}, {KIND_NAMES[parts[1]]} {number}"
+    return out + (f" ({item})" if item else "")
+
+
+def _ref(statement: str | None, markdown: bool = True) -> str:
+    """A link to the statement's ``prf`` block, titled by :func:`statement_title`."""
+    if not statement:
+        return "—"
+    label, _, item = statement.partition("#")
+    title = statement_title(label)
+    if not markdown:
+        return title + (f" ({item})" if item else "")
+    return f"{{prf:ref}}`{title} <{label}>`" + (f" ({item})" if item else "")
+
+
+def _esc(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _html(text: str) -> str:
+    import html
+
+    return html.escape(str(text))
+
+
+def result_text(c: Check) -> str:
+    if c.passed is None:
+        return "not applicable" + (f": {c.reason}" if c.reason else "")
+    return "pass" if c.passed else "FAIL"
+
+
+def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
+    """The end-of-page table: a MIME bundle with MyST Markdown (the book resolves the
+    statement links) and HTML (Jupyter, Colab)."""
+    order = {k: i for i, k in enumerate(("hypothesis",) + KINDS + ("unclassified",))}
+    rows = [("hypothesis", h.name, h.statement, h.value, h.bound, h.op,
+             "holds" if h.holds else "does not hold" + (f": {h.reason}" if h.reason else ""))
+            for h in hypotheses]
+    rows += [(c.kind, c.name, c.statement, c.value, c.bound, c.op, result_text(c))
+             for c in checks]
+    rows.sort(key=lambda r: order[r[0]])
+    head = ("kind", "check", "statement", "measured", "bound", "result")
+    md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    html = ['<table class="twolayer-checks"><thead><tr>'
+            + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
+    for kind, name, st, value, bound, op, res in rows:
+        b = "—" if bound is None else f"{_op_text(op)} {_fmt_bound(bound, op)}".strip()
+        cells_md = [kind, f"`{name}`", _ref(st), _esc(_fmt(value)), _esc(b), _esc(res)]
+        md.append("| " + " | ".join(cells_md) + " |")
+        cells_html = [kind, f"<code>{_html(name)}</code>", _html(_ref(st, markdown=False)),
+                      _html(_fmt(value)), _html(b), _html(res)]
+        html.append("<tr>" + "".join(f"<td>{x}</td>" for x in cells_html) + "</tr>")
+    html.append("</tbody></table>")
+    counts = summary_counts(checks)
+    line = (f"{counts['theorem']} theorem checks ({counts['theorem_na']} not applicable here), "
+            f"{counts['observation']} observations, {counts['sanity']} sanity checks "
+            "(identities and solver accuracy: shown, never counted as evidence).")
+    return {"text/markdown": line + "\n\n" + "\n".join(md) + "\n",
+            "text/html": f"<p>{_html(line)}</p>" + "".join(html),
+            "text/plain": line + "\n" + "\n".join(md)}
+
+
+def summary_counts(checks: list[Check]) -> dict[str, int]:
+    out = {k: sum(c.kind == k for c in checks) for k in KINDS}
+    out["theorem_na"] = sum(c.kind == "theorem" and c.passed is None for c in checks)
+    return out
+
+
+# --- glue (MyST-NB's protocol, without importing myst_nb) ------------------------------------------
+
+def glue(name: str, value: Any, markdown: bool = False) -> None:
+    """Store ``value`` under ``name`` for ``{glue:text}`` / ``{glue:md}`` in the page's prose,
+    as :func:`myst_nb.glue` does with ``display=False``; a no-op outside IPython."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython is in every Jupyter kernel
+        return
+    if get_ipython() is None:
+        return
+    if markdown:
+        bundle, meta = {"text/markdown": str(value), "text/plain": str(value)}, {}
+    else:
+        from IPython.core.formatters import format_display_data
+
+        bundle, meta = format_display_data(_plain(value))
+    meta = dict(meta)
+    meta["scrapbook"] = {"name": name, "mime_prefix": GLUE_PREFIX}
+    display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=meta)
+
+
+def _plain(value):
+    """numpy/torch scalars as Python numbers, so ``{glue:text}`name:.3f``` can format them."""
+    v = _scalar_or_array(value)
+    if isinstance(v, np.ndarray) and v.size == 1:
+        v = v.reshape(()).item()
+    if isinstance(v, np.generic):
+        v = v.item()
+    return v
+
+
+def display_bundle(bundle: dict[str, str]) -> None:
+    """Show a MIME bundle in a kernel, or its text outside one."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:  # pragma: no cover
+        get_ipython = None  # noqa: N806
+    if get_ipython is not None and get_ipython() is not None:
+        display(bundle, raw=True)
+    else:
+        print(bundle.get("text/plain", ""))
