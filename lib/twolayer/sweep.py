@@ -35,7 +35,6 @@ import json
 import os
 import sys
 import time
-import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,7 +83,11 @@ def run_id(params: Mapping[str, Any]) -> str:
 
 
 def is_done(run_dir: Path, params: Mapping[str, Any]) -> bool:
-    """Whether ``run_dir`` holds a complete, parseable results file for exactly ``params``."""
+    """Whether ``run_dir`` holds a complete, parseable results file for ``params``.
+
+    A parameter asked as ``None`` means "the profile's value": the results record the value
+    it took, so ``None`` matches any recorded value (the run's id, a hash of what was asked,
+    already tells runs apart)."""
     path = Path(run_dir) / RESULTS
     try:
         res = json.loads(path.read_text(encoding="utf-8"))
@@ -94,7 +97,8 @@ def is_done(run_dir: Path, params: Mapping[str, Any]) -> bool:
         return False
     got = res["params"]
     want = to_jsonable(dict(params))
-    return isinstance(got, dict) and all(got.get(k) == v for k, v in want.items())
+    return isinstance(got, dict) and all(
+        k in got and (v is None or got[k] == v) for k, v in want.items())
 
 
 # --- one run (executes on a worker) -----------------------------------------------------------
@@ -254,6 +258,49 @@ def _local_client(n_workers: int | None):
     return Client(cluster), cluster
 
 
+def client_for(scheduler: str | None = None, n_workers: int | None = None):
+    """``(client, closer)``: a client of the scheduler at ``scheduler``, else of a new local
+    cluster on 127.0.0.1; ``closer()`` closes what was opened here."""
+    if scheduler:
+        from dask.distributed import Client
+
+        try:
+            client = Client(scheduler, timeout="20s")
+        except OSError as exc:
+            raise SweepError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+        return client, client.close
+    client, cluster = _local_client(n_workers)
+
+    def close():
+        client.close()
+        cluster.close()
+
+    return client, close
+
+
+def submit_runs(client, jobs: list[tuple[str, dict, Path]], kernel_name: str = "python3",
+                progress: bool = False, desc: str = "runs"):
+    """Execute ``(notebook, params, run_dir)`` jobs on ``client``; yield ``(job, result)`` as
+    each finishes, ``result`` as :func:`execute_run` returns it (a worker that died gives a
+    failed result, never an exception)."""
+    from dask.distributed import as_completed
+    from tqdm import tqdm
+
+    futures = {client.submit(execute_run, str(nb), p, str(rd), kernel_name, pure=False): (nb, p, rd)
+               for nb, p, rd in jobs}
+    bar = tqdm(total=len(futures), desc=desc, disable=not progress, file=sys.stderr)
+    for fut in as_completed(futures):
+        job = futures[fut]
+        try:
+            res = fut.result()
+        except Exception as exc:  # the worker process died, ...
+            res = {"run_id": Path(job[2]).name, "status": "failed", "seconds": None,
+                   "error": f"{type(exc).__name__}: {exc}"}
+        bar.update(1)
+        yield job, res
+    bar.close()
+
+
 def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable], out_dir: str | os.PathLike,
               fixed: Mapping[str, Any] | None = None, scheduler: str | None = None,
               client=None, n_workers: int | None = None, progress: bool | None = None,
@@ -263,8 +310,6 @@ def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable], out_dir
     ``client``: an existing ``dask.distributed.Client``; else ``scheduler`` (an address such
     as ``tcp://10.0.0.5:8786``) is connected to; else a local cluster of ``n_workers`` worker
     processes on 127.0.0.1 is started and closed afterwards."""
-    from tqdm import tqdm
-
     nb = Path(notebook).resolve()
     if not nb.exists():
         raise SweepError(f"notebook {notebook} does not exist")
@@ -278,46 +323,22 @@ def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable], out_dir
         todo = [p for p in runs if not is_done(out / "runs" / run_id(p), p)]
         report = SweepReport(out, total=len(runs), skipped=len(runs) - len(todo))
         if todo:
-            own = None
+            close = None
             if client is None:
-                if scheduler:
-                    from dask.distributed import Client
-
-                    try:
-                        client = Client(scheduler, timeout="20s")
-                    except OSError as exc:
-                        raise SweepError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-                    own = (client, None)
-                else:
-                    client, cluster = _local_client(n_workers)
-                    own = (client, cluster)
+                client, close = client_for(scheduler, n_workers)
             try:
-                from dask.distributed import as_completed
-
-                futures = {client.submit(execute_run, str(nb), p, str(out / "runs" / run_id(p)),
-                                         kernel_name, pure=False): p for p in todo}
-                bar = tqdm(total=len(futures), desc=f"sweep {nb.stem}", disable=not progress,
-                           file=sys.stderr)
-                for fut in as_completed(futures):
-                    p = futures[fut]
-                    try:
-                        res = fut.result()
-                    except Exception as exc:  # the worker process died, ...
-                        res = {"run_id": run_id(p), "status": "failed",
-                               "error": f"{type(exc).__name__}: {exc}"}
+                jobs = [(str(nb), p, out / "runs" / run_id(p)) for p in todo]
+                for (_, p, rd), res in submit_runs(client, jobs, kernel_name, progress,
+                                                   desc=f"sweep {nb.stem}"):
                     if res["status"] == "done":
                         report.done.append(res["run_id"])
                     else:
                         report.failed.append({"run_id": res["run_id"], "params": p,
                                               "error": res["error"],
-                                              "notebook": str(out / "runs" / res["run_id"] / EXECUTED)})
-                    bar.update(1)
-                bar.close()
+                                              "notebook": str(Path(rd) / EXECUTED)})
             finally:
-                if own is not None:
-                    own[0].close()
-                    if own[1] is not None:
-                        own[1].close()
+                if close is not None:
+                    close()
         report.table = gather(out, runs)
     return report
 
