@@ -7,9 +7,9 @@
 
 Layers, imports flowing one way (down):
 
-``twolayer.sweep``, ``twolayer.bench``   entry points (``python -m twolayer.sweep`` ...)
+``twolayer.sweep``, ``bench``, ``robustness``  entry points (``python -m twolayer.sweep`` ...)
 ``twolayer.paper_a``, ``twolayer.paper_b``  one subpackage per paper, importing only ``common``
-``twolayer.common``                        contract, io, device, run store, plotting
+``twolayer.common``                        contract, checks, claims, io, device, seeds, store, plotting
 
 Importing ``twolayer`` imports nothing else; subpackages load their modules on first use.
 """
@@ -17,5 +17,5 @@ from .common._lazy import lazy_submodules
 
 __version__ = "0.1.0"
 
-__all__ = ["bench", "common", "paper_a", "paper_b", "sweep"]
+__all__ = ["bench", "common", "paper_a", "paper_b", "robustness", "sweep"]
 __getattr__ = lazy_submodules(__name__, __all__)

@@ -28,6 +28,7 @@ import torch
 from . import data as data_mod
 from .metrics import stable_rank
 from .models import LeakyNetwork
+from ..common.seeds import derive
 from ..common.store import RunStore, config_key as store_key  # noqa: F401  (re-export)
 from .trainer import gradient_descent, log_spaced_steps
 
@@ -49,16 +50,11 @@ def config(*, d: int, n: int, m: int, gamma: float, beta: float, init_scale: flo
             "dtype": "float64"}
 
 
-def _sub_seed(*keys: int) -> int:
-    """An independent integer seed for a tuple of integers (NumPy's SeedSequence)."""
-    return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1)[0])
-
-
 def _data(cfg: Mapping[str, Any]):
     """Training and test sets of a configuration: same ``mu``, independent samples."""
-    train = data_mod.gaussian_mixture(cfg["n"], cfg["d"], seed=_sub_seed(cfg["seed"], cfg["d"], 0),
+    train = data_mod.gaussian_mixture(cfg["n"], cfg["d"], seed=derive(cfg["seed"], cfg["d"], 0),
                                       beta=cfg["beta"])
-    test = data_mod.gaussian_mixture(cfg["n_test"], cfg["d"], seed=_sub_seed(cfg["seed"], cfg["d"], 1),
+    test = data_mod.gaussian_mixture(cfg["n_test"], cfg["d"], seed=derive(cfg["seed"], cfg["d"], 1),
                                      mu=train.info["mu"])
     return train, test
 
@@ -70,7 +66,7 @@ def _network(cfg) -> LeakyNetwork:
 
 def _init(net: LeakyNetwork, cfg) -> torch.Tensor:
     """The configuration's own initial weights: a direction from ``(seed, d)`` times its scale."""
-    W = net.init(cfg["d"], 1.0, seed=_sub_seed(cfg["seed"], cfg["d"], 2))
+    W = net.init(cfg["d"], 1.0, seed=derive(cfg["seed"], cfg["d"], 2))
     return W * (cfg["init_scale"] * glorot_std(cfg["d"], cfg["m"]))
 
 
