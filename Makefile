@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test sync bench clean
+.PHONY: book test sync bench robustness clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,18 @@ test: $(STAMP)
 # Regenerate every notebooks/*/*.ipynb from its MyST .md source (and vice versa, newest wins).
 sync: $(STAMP)
 	$(VENV)/bin/jupytext --sync notebooks/*/*.md
+
+# The robustness harness (issue 11): every chapter on 20 seeds no page uses and 4 random valid
+# parameter sets in the smoke profile, then 3 seeds and 1 random set in the book profile; the
+# table becomes the book's "Robustness" page (book/generated/robustness.md).
+ROBUSTNESS_OUT ?= runs/robustness
+robustness: $(STAMP)
+	$(PY) -m twolayer.robustness --profile smoke --seeds 20 --random 4 \
+		--out $(ROBUSTNESS_OUT)/smoke --markdown $(ROBUSTNESS_OUT)/smoke.md
+	$(PY) -m twolayer.robustness --profile book --seeds 3 --random 1 \
+		--out $(ROBUSTNESS_OUT)/book --markdown $(ROBUSTNESS_OUT)/book.md
+	{ printf '## Smoke profile\n\n'; cat $(ROBUSTNESS_OUT)/smoke.md; \
+	  printf '\n## Book profile\n\n'; cat $(ROBUSTNESS_OUT)/book.md; } > book/generated/robustness.md
 
 clean:
 	rm -rf _build .pytest_cache

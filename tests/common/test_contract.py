@@ -259,9 +259,9 @@ RESULT_KEYS = {"params", "metrics", "checks", "check_details", "hypotheses"}
 def test_three_kinds_record_value_bound_and_raise():
     c, _ = make()
     c.validate()
-    assert c.theorem("kkt", value=3e-9, bound=1e-6, op="<=", statement="a-thm-3-2#1") is True
-    assert c.observation("trend", value=-0.4, bound=0.0, op="<") is True
-    assert c.sanity("identity", np.bool_(True)) is True
+    c.theorem("kkt", value=3e-9, bound=1e-6, op="<=", statement="a-thm-3-2#1")
+    c.observation("trend", value=-0.4, bound=0.0, op="<")
+    c.sanity("identity", np.bool_(True))
     with pytest.raises(CheckFailed) as info:
         c.theorem("margin", value=0.3, bound=0.5, op=">=", statement="a-thm-3-2#1",
                   detail="smallest margin")
@@ -291,7 +291,8 @@ def test_compare_reports_the_worst_element(value, op, bound, holds, reported):
     c, _ = make()
     c.validate()
     if holds:
-        assert c.observation("x", value=value, bound=bound, op=op)
+        c.observation("x", value=value, bound=bound, op=op)
+        assert c.checks["x"] is True
     else:
         with pytest.raises(CheckFailed):
             c.observation("x", value=value, bound=bound, op=op)
@@ -306,9 +307,8 @@ def test_hypothesis_makes_theorem_not_applicable_without_evaluating_it():
                      statement="a-thm-3-2", reason="the data are not nearly orthogonal")
     assert h.holds is False
     called = []
-    out = c.theorem("item1", lambda: called.append(1) or False, statement="a-thm-3-2#1",
-                    applies=h)
-    assert out is None and not called
+    c.theorem("item1", lambda: called.append(1) or False, statement="a-thm-3-2#1", applies=h)
+    assert not called
     res = c.results()
     assert res["checks"] == {"item1": None}
     det = res["check_details"]["item1"]
@@ -317,15 +317,16 @@ def test_hypothesis_makes_theorem_not_applicable_without_evaluating_it():
     assert res["hypotheses"]["thm_assumption"]["holds"] is False
     assert "does not cover these parameters" in h.sentence()
     ok = c.hypothesis("other", True, title="Lemma 3.3")
-    assert c.theorem("item2", value=0.0, bound=1e-9, op="<=", statement="a-lem-3-3",
-                     applies=[ok]) is True
+    c.theorem("item2", value=0.0, bound=1e-9, op="<=", statement="a-lem-3-3", applies=[ok])
+    assert c.checks["item2"] is True
 
 
 def test_applies_tuple_and_false_theorem_inside_hypotheses_stops():
     c, _ = make()
     c.validate()
-    assert c.observation("late", value=1.0, bound=0.0, op="<",
-                         applies=(False, "the smoke profile is too short")) is None
+    c.observation("late", value=1.0, bound=0.0, op="<",
+                  applies=(False, "the smoke profile is too short"))
+    assert c.checks["late"] is None
     assert c.results()["check_details"]["late"]["reason"] == "the smoke profile is too short"
     h = c.hypothesis("hyp", True, title="Theorem 4.2")
     with pytest.raises(CheckFailed):

@@ -471,7 +471,7 @@ class Contract:
         return h
 
     def _record(self, name: str, kind: str, holds, value, bound, op, statement, applies,
-                detail: str) -> bool | None:
+                detail: str) -> None:
         if kind not in KINDS + ("unclassified",):
             raise ValueError(f"kind must be one of {KINDS}")
         if name in self._checks or name in self._hypotheses or name in self.metrics:
@@ -480,7 +480,7 @@ class Contract:
         if not ok_applies:
             self._checks[name] = Check(name, kind, None, None, bound, op, statement, False,
                                        reason, detail, hyps)
-            return None
+            return
         if callable(value):
             value = value()
         if callable(holds):
@@ -500,27 +500,27 @@ class Contract:
             raise CheckFailed(f"{kind} check {name!r} failed"
                               + (f" ({statement})" if statement else "") + measured
                               + (f": {detail}" if detail else ""))
-        return ok
 
     def theorem(self, name: str, holds=None, *, statement: str, value=None, bound=None,
-                op: str | None = None, applies=True, detail: str = "") -> bool | None:
+                op: str | None = None, applies=True, detail: str = "") -> None:
         """A paper's statement, checked where ``applies`` (a :class:`Hypothesis`, a list of
         them, a bool or ``(bool, reason)``) holds; ``holds``/``value`` may be callables,
-        evaluated only then. Returns ``None`` when not applicable."""
+        evaluated only then. Its outcome is ``checks[name]`` (``None``: not applicable).
+        Returns nothing, so that a check cell shows no output."""
         return self._record(name, "theorem", holds, value, bound, op, statement, applies, detail)
 
     def observation(self, name: str, holds=None, *, value, bound=None, op: str | None = None,
-                    statement: str | None = None, applies=True, detail: str = "") -> bool | None:
+                    statement: str | None = None, applies=True, detail: str = "") -> None:
         """What this page measured, asserted in a robust form; its value is glued as ``name``."""
         return self._record(name, "observation", holds, value, bound, op, statement, applies,
                             detail)
 
     def sanity(self, name: str, holds=None, *, value=None, bound=None, op: str | None = None,
-               statement: str | None = None, applies=True, detail: str = "") -> bool | None:
+               statement: str | None = None, applies=True, detail: str = "") -> None:
         """An identity, a solver's accuracy, internal consistency: never evidence."""
         return self._record(name, "sanity", holds, value, bound, op, statement, applies, detail)
 
-    def check(self, name: str, condition, detail: str = "") -> bool:
+    def check(self, name: str, condition, detail: str = "") -> None:
         """Transitional: an unclassified check (every chapter moves to theorem / observation /
         sanity; a test rejects this kind in any results)."""
         return self._record(name, "unclassified", condition, None, None, None, None, True, detail)
