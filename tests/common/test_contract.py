@@ -253,7 +253,16 @@ def test_absent_parameter_rejected():
 
 # --- checks, metrics, results -----------------------------------------------------------------------------------
 
-RESULT_KEYS = {"params", "metrics", "checks", "check_details", "hypotheses"}
+RESULT_KEYS = {"params", "metrics", "checks", "check_details", "hypotheses", "environment"}
+
+
+def test_environment_records_versions_and_device():
+    c, _ = make()
+    c.validate()
+    c.where(device="cpu", dtype="torch.float64")
+    env = c.results()["environment"]
+    assert env["numpy"] == np.__version__ and env["python"]
+    assert env["device"] == "cpu" and env["dtype"] == "float64"
 
 
 def test_three_kinds_record_value_bound_and_raise():

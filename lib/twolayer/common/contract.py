@@ -15,7 +15,7 @@ Claims are recorded with :meth:`Contract.theorem`, :meth:`Contract.observation` 
 :meth:`Contract.sanity` (see :mod:`twolayer.common.checks`), theorems' hypotheses with
 :meth:`Contract.hypothesis`, numbers with :meth:`Contract.metric`. :meth:`Contract.finish`
 shows the page's check table and writes
-``{"params", "metrics", "checks", "check_details", "hypotheses"}`` atomically to
+``{"params", "metrics", "checks", "check_details", "hypotheses", "environment"}`` atomically to
 ``results_path`` (or, in a book build, to ``$TWOLAYER_RESULTS_DIR/<chapter>.json``, which the
 claims index reads). The results hold no timings or timestamps, so equal parameters and seed
 give an identical file.
@@ -386,6 +386,7 @@ class Contract:
         self.metrics: dict[str, Any] = {}
         self._checks: dict[str, Check] = {}
         self._hypotheses: dict[str, Hypothesis] = {}
+        self._where: dict[str, str] = {}
 
     @property
     def chapter(self) -> str | None:
@@ -545,6 +546,32 @@ class Contract:
             raise ValueError(f"{name!r} is already glued as a check or metric")
         glue(name, value, markdown=markdown)
 
+    def where(self, device=None, dtype=None) -> None:
+        """Record the device and dtype the page computed on (results' ``environment``)."""
+        if device is not None:
+            self._where["device"] = str(device)
+        if dtype is not None:
+            self._where["dtype"] = str(dtype).replace("torch.", "")
+
+    def environment(self) -> dict:
+        """Where the numbers come from: Python and library versions (torch only where the page
+        imported it, with CUDA's version when present), the device and dtype recorded by
+        :meth:`where`. The same machine gives the same record, so results stay byte-identical."""
+        import platform
+        import sys
+
+        import numpy
+
+        env = {"python": platform.python_version(), "numpy": numpy.__version__}
+        for mod in ("scipy", "torch", "cvxpy"):
+            if mod in sys.modules:
+                env[mod] = getattr(sys.modules[mod], "__version__", "?")
+        if "torch" in sys.modules:
+            torch = sys.modules["torch"]
+            env["cuda"] = getattr(torch.version, "cuda", None)
+        env.update(self._where)
+        return env
+
     # -- results -----------------------------------------------------------------------------
 
     def results(self) -> dict:
@@ -553,7 +580,8 @@ class Contract:
         return {"params": to_jsonable(dict(self.params)), "metrics": dict(self.metrics),
                 "checks": self.checks,
                 "check_details": {k: c.details() for k, c in self._checks.items()},
-                "hypotheses": {k: h.details() for k, h in self._hypotheses.items()}}
+                "hypotheses": {k: h.details() for k, h in self._hypotheses.items()},
+                "environment": self.environment()}
 
     def table(self) -> dict[str, str]:
         return table(list(self._checks.values()), list(self._hypotheses.values()))
