@@ -160,3 +160,14 @@ def test_lemma7_snapshot():
     # the answer "no": with zeta = 0 the hypotheses fail (outside Lemma 6's window)
     s0 = cert.lemma7_snapshot(net, t, 0.01, 0.0, math.sqrt(C.p_norm2()))
     assert not s0["window"] and not s0["applies"]
+
+
+def test_lemma10_proof_radius():
+    radii = [cert.lemma10_proof_radius(L, 1.0, 3.0) for L in (1e-3, 1e-6, 1e-8, 1e-10)]
+    # the answer "no": at a loss of 1e-3 no angle qualifies
+    assert radii[0] == math.inf
+    assert math.pi / 2 > radii[1] > radii[2] > radii[3] > 0
+    # L^(1/3) up to the logarithm of ell: a factor 100 in L is about 100^(1/3) in the radius
+    assert 3 < radii[2] / radii[3] < 6
+    # a smaller teacher weight needs a smaller loss for the same radius
+    assert cert.lemma10_proof_radius(1e-8, 0.5, 3.0) > radii[2]

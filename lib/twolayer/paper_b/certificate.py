@@ -22,6 +22,7 @@ construction. The certificate is ``eta(w) = E[p(x) relu_{>=2}(w.x)]`` for unit `
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -490,3 +491,47 @@ def lemma7_snapshot(net: Net, teacher: Teacher, lam: float, zeta: float, p_norm:
             "q_sums": np.array([np.sum(nf.a[owner == i] * q[owner == i])
                                 for i in range(teacher.m)]),
             "q_nonnegative": bool(np.all(q >= 0))}
+
+
+@functools.lru_cache(maxsize=4)
+def _abs_relu_coefficient_sums(k_max: int) -> np.ndarray:
+    """``cum[k] = sum_{j < k} |sigma_j|`` for ``k <= k_max + 1`` (vectorised Lemma A.1)."""
+    from scipy.special import gammaln
+
+    k = np.arange(k_max + 1, dtype=np.float64)
+    v = np.zeros(k_max + 1)
+    even = (k >= 2) & (k % 2 == 0)
+    ke = k[even]
+    v[even] = np.exp(gammaln(ke - 1) - 0.5 * gammaln(ke + 1) - (ke / 2 - 1) * math.log(2)
+                     - gammaln(ke / 2) - 0.5 * math.log(2 * math.pi))
+    v[0], v[1] = 1 / math.sqrt(2 * math.pi), 0.5
+    return np.concatenate([[0.0], np.cumsum(v)])
+
+
+def lemma10_proof_radius(loss: float, a_i: float, a_l1: float, lo: float = 1e-2) -> float:
+    """The radius that the proof of Lemma F.6 (Lemma 10) makes explicit: the smallest
+    ``delta`` (bisection) with ``sqrt(L ell) < |a*_i| / 4 sum_{ell <= k < 2 ell} |sigma_k|``
+    for ``ell = ceil((5 / delta^2) log(16 ||a*||_1 / |a*_i|))``. Whenever ``|mu|_1 <= 3
+    ||a*||_1`` the proof shows ``sign(a*_i) mu(T_i(delta)) >= |a*_i| / 2`` at every such
+    ``delta``; ``inf`` when no ``delta <= pi/2`` qualifies (the loss is too large for the
+    proof to say anything). Chapter ``paper_b/stage3``."""
+    logf = math.log(16 * a_l1 / abs(a_i))
+
+    def ell(delta):
+        return math.ceil(5 / delta ** 2 * logf)
+
+    cum = _abs_relu_coefficient_sums(2 * ell(lo))
+
+    def ok(delta):
+        n = ell(delta)
+        return math.sqrt(max(loss, 0.0) * n) < abs(a_i) / 4 * (cum[2 * n] - cum[n])
+
+    hi = math.pi / 2
+    if not ok(hi):
+        return math.inf
+    if ok(lo):
+        return lo
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi

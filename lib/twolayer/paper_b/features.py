@@ -269,12 +269,16 @@ class MeasureOptimum:
     levels: list
     kkt: float
     step: float
+    lam: float = math.nan
 
     @property
     def resolution(self) -> float:
-        """How much the last refinement lowered the value: the bound's estimated accuracy
-        (each refinement shrinks the step by a constant factor and the error by more)."""
-        return abs(self.levels[-2] - self.levels[-1]) if len(self.levels) > 1 else math.inf
+        """The bound's estimated accuracy: how much the last refinement lowered the value
+        (each refinement shrinks the step by a constant factor and the error by more), or,
+        if larger, what the Lasso's optimality residual can cost on the last candidate set
+        (``2 kkt lam |mu|_1``, by convexity)."""
+        change = abs(self.levels[-2] - self.levels[-1]) if len(self.levels) > 1 else math.inf
+        return max(change, 2 * self.kkt * self.lam * self.mass())
 
     def loss(self, teacher: Teacher) -> float:
         """``L(mu)`` alone (without the penalty)."""
@@ -325,7 +329,7 @@ def min_measure(teacher: Teacher, lam: float, grid: int = 360, levels: int | Non
         U = _dedupe(np.concatenate(patches))
         step = new
     value, U, c, kkt, step = best
-    return MeasureOptimum(float(value), U, c, hist, float(kkt), step)
+    return MeasureOptimum(float(value), U, c, hist, float(kkt), step, float(lam))
 
 
 def _clusters(U: np.ndarray, c: np.ndarray, radius: float):
