@@ -1,9 +1,15 @@
-"""Paper B's geometric diagnostics of a student network against its teacher.
+"""Paper B's geometric diagnostics of a student network against its teacher, and the
+optimum over measures that the optimality gap ``zeta`` is measured against.
 
 Angles are measured up to sign (``arccos |cos|``): ``w`` and ``-w`` have the same
 ``relu_{>=2}`` feature, the linear difference being absorbed by ``beta``. ``T_i`` is the set of
 student neurons whose nearest teacher (up to sign) is ``i``, ``delta_j`` the angle of neuron
 ``j`` to that teacher, and a neuron's *mass* is ``|a_j| ||w_j||``.
+
+Used by the chapters ``paper_b/stage2``, ``paper_b/stage3``, ``paper_b/certificates`` and
+``paper_b/samples``: :func:`min_measure` (the network-free optimum, an exact active-set Lasso
+refined near its atoms), :func:`signed_mass_near` and :func:`half_mass_radius` (Lemma 10),
+:func:`residual_terms` (eq. (8)), :func:`split_pair_loss` (Lemma F.6's tightness).
 """
 from __future__ import annotations
 
