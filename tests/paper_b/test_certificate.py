@@ -3,8 +3,11 @@ import math
 
 import numpy as np
 import pytest
-
-from twolayer.paper_b import algorithm1 as alg, certificate as cert, kernels, population as pop, teacher as tmod
+from twolayer.paper_b import algorithm1 as alg
+from twolayer.paper_b import certificate as cert
+from twolayer.paper_b import kernels
+from twolayer.paper_b import population as pop
+from twolayer.paper_b import teacher as tmod
 
 
 def test_kappa_matches_series_and_derivatives():
@@ -95,3 +98,76 @@ def test_sign_flip_keeps_function_and_descent_direction():
     minus = pop.Net(nf.a - h * D.a, nf.W - h * D.W, nf.alpha - h * D.alpha, nf.beta - h * D.beta)
     fd = (pop.regularized_loss(plus, t, 0.02) - pop.regularized_loss(minus, t, 0.02)) / (2 * h)
     assert cert.inner(g, D) == pytest.approx(fd, rel=1e-5, abs=1e-8)
+
+
+# --- the certificate on the whole sphere, Lemma 9, Lemma 7 at a snapshot ----------------------
+
+def test_full_sphere_directions_and_the_pole_cap():
+    t = tmod.prototype(4, 0)
+    B = t.info["basis"]
+    W = cert.full_sphere_directions(B, 4, 180, 12)
+    assert np.allclose(np.linalg.norm(W, axis=1), 1) and len(W) == 180 * 12
+    assert len(cert.full_sphere_directions(B, 2, 180, 12)) == 180   # d = r: the circle only
+    C = cert.solve(t, 4)
+    rho_sphere, _ = cert.rho_eta(C, W)
+    rho_circle, _ = cert.rho_eta(C, cert.sphere_directions(B, 720))
+    # out of S_*, eta = 0 at angle pi/2 from every teacher: rho <= 4 / pi^2 < rho on the circle
+    assert rho_sphere <= 4 / math.pi ** 2 + 1e-12 < rho_circle
+
+
+def test_best_certificate_prefers_small_p_over_rho():
+    t = tmod.prototype(3, 0)
+    C, rho, p = cert.best_certificate(t, ells=(2, 4, 10), count=360, n_phi=12)
+    assert C.ell == 4 and rho == pytest.approx(4 / math.pi ** 2, rel=1e-6)
+    assert p == pytest.approx(math.sqrt(C.p_norm2()))
+
+
+def test_lemma9_terms():
+    t = tmod.prototype(3, 1)
+    C = cert.solve(t, 4)
+    rho = 4 / math.pi ** 2
+    Us = t.W / np.linalg.norm(t.W, axis=1, keepdims=True)
+    T = cert.lemma9_terms(C, rho, t, Us, t.a)            # mu = mu*
+    assert T["loss"] < 1e-12 and T["lhs1"] < 1e-12 and T["far"] < 1e-12
+    assert T["pair_star"] == pytest.approx(T["mass_star"])
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        U, c = cert.random_measure(t, 10, rng)
+        T = cert.lemma9_terms(C, rho, t, U, c)
+        assert T["lhs1"] <= T["rhs1"] * (1 + 1e-12) and T["lhs2"] <= T["rhs2"] + 1e-12
+    # the answer "no": with a constant rho far above the certificate's, (2) fails
+    U, c = cert.random_measure(t, 10, np.random.default_rng(1))
+    T = cert.lemma9_terms(C, 10.0, t, U, c)
+    assert T["lhs2"] > T["rhs2"]
+
+
+def test_measure_of_network_and_its_loss():
+    t = tmod.prototype(4, 2)
+    net = alg.stage2(alg.stage1(alg.symmetric_init(4, 20, 2), t), t, 0.02)[0]
+    U, c = cert.measure_of(net)
+    assert cert.measure_loss(t, U, c) == pytest.approx(pop.loss_ge2(net, t), rel=1e-10)
+
+
+def test_lemma7_snapshot():
+    t = tmod.prototype(3, 0)
+    C = cert.solve(t, 4)
+    net = alg.stage2(alg.stage1(alg.symmetric_init(3, 30, 0), t), t, 0.01)[0]
+    s = cert.lemma7_snapshot(net, t, 0.01, 2e-4, math.sqrt(C.p_norm2()))
+    assert set(s) >= {"inner", "printed", "applies", "window", "small", "balanced",
+                      "no_cancellation", "fitted", "covered"}
+    assert s["applies"] == all(s[k] for k in ("window", "small", "balanced",
+                                              "no_cancellation", "fitted", "covered"))
+    # the answer "no": with zeta = 0 the hypotheses fail (outside Lemma 6's window)
+    s0 = cert.lemma7_snapshot(net, t, 0.01, 0.0, math.sqrt(C.p_norm2()))
+    assert not s0["window"] and not s0["applies"]
+
+
+def test_lemma10_proof_radius():
+    radii = [cert.lemma10_proof_radius(L, 1.0, 3.0) for L in (1e-3, 1e-6, 1e-8, 1e-10)]
+    # the answer "no": at a loss of 1e-3 no angle qualifies
+    assert radii[0] == math.inf
+    assert math.pi / 2 > radii[1] > radii[2] > radii[3] > 0
+    # L^(1/3) up to the logarithm of ell: a factor 100 in L is about 100^(1/3) in the radius
+    assert 3 < radii[2] / radii[3] < 6
+    # a smaller teacher weight needs a smaller loss for the same radius
+    assert cert.lemma10_proof_radius(1e-8, 0.5, 3.0) > radii[2]

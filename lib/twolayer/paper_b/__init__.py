@@ -6,13 +6,15 @@ only :mod:`twolayer.common`.
 ``teacher``      teachers meeting Assumptions 1-3, with r, Delta, kappa
 ``population``   the closed-form population loss and its hand-written gradient
 ``hermite``      Hermite coefficients of ReLU (Lemma A.1), Claim B.1's decomposition
-``features``     angles, the partition T_i, far-away mass, average neurons, optimality gap
+``features``     angles, the partition T_i, far-away mass, average neurons, Lemma 10's masses,
+                 eq. (8)'s residual terms, the optimum over measures (exact Lasso, refined)
 ``algorithm1``   symmetric initialization and Stages 1-3 of Algorithm 1
-``certificate``  the dual certificate (Definition 1, Appendix G), Lemma 7's direction
+``landscape``    Stage 3 along a trajectory: gaps, Lemma 6's window, Lemma 5/8/10 per epoch
+``certificate``  the dual certificate (Definition 1, Appendix G), Lemma 9, Lemma 7's direction
 ``samples``      Algorithm 1 on n samples (Appendix J)
 """
 from ..common._lazy import lazy_submodules
 
-__all__ = ["algorithm1", "certificate", "features", "hermite", "kernels", "population",
-           "samples", "teacher"]
+__all__ = ["algorithm1", "certificate", "features", "hermite", "kernels", "landscape",
+           "population", "samples", "teacher"]
 __getattr__ = lazy_submodules(__name__, __all__)

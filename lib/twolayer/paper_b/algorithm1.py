@@ -109,7 +109,8 @@ def stage2(net1: Net, teacher: Teacher, lam: float, method: str = "cvxpy", eta: 
 @dataclass
 class Trajectory:
     """Stage 3 records: per recorded step the epoch, ``lambda``, step, ``L``, ``L_lambda`` and
-    ``||grad L_lambda||^2``; per epoch the network at its end."""
+    ``||grad L_lambda||^2`` (and the network itself when :func:`stage3` keeps them); per epoch
+    the network at its start and at its end."""
 
     epoch: list = field(default_factory=list)
     lam: list = field(default_factory=list)
@@ -117,6 +118,7 @@ class Trajectory:
     loss: list = field(default_factory=list)
     reg_loss: list = field(default_factory=list)
     grad_norm2: list = field(default_factory=list)
+    nets: list = field(default_factory=list)        # Net at each recorded step (keep_nets)
     snapshots: list = field(default_factory=list)   # (lambda, Net at the end of the epoch)
     starts: list = field(default_factory=list)      # (lambda, Net at the start of the epoch)
 
@@ -125,20 +127,43 @@ class Trajectory:
                 ("epoch", "lam", "step", "loss", "reg_loss", "grad_norm2")}
 
 
+def epoch_lengths(steps: int, epochs: int, grow: float = 1.0) -> list[int]:
+    """Steps of each Stage 3 epoch: ``round(steps * grow^k)`` in epoch ``k``."""
+    return [round(steps * grow ** k) for k in range(epochs)]
+
+
+def record_steps(n_steps: int, record_every: int, early: bool = False) -> np.ndarray:
+    """The steps of an epoch of ``n_steps`` steps at which :func:`stage3` records: ``0``,
+    every multiple of ``record_every``, the end, and with ``early`` the log-spaced steps
+    ``round(2^(j/4)) < record_every`` (the gap falls fastest at the start of an epoch)."""
+    out = set(range(0, n_steps + 1, record_every)) | {n_steps}
+    if early:
+        out |= {s for s in np.unique(np.round(2.0 ** (np.arange(64) / 4)).astype(int))
+                if s < min(record_every, n_steps)}
+    return np.array(sorted(out))
+
+
 def stage3(net: Net, teacher: Teacher, lam0: float, epochs: int, steps: int, eta: float,
-           record_every: int = 50, grow: float = 1.0) -> tuple[Net, Trajectory]:
-    """``epochs`` epochs of full gradient descent on ``L_{lambda_k}``, ``lambda_k = lam0 / 2^k``;
-    epoch ``k`` runs ``round(steps * grow^k)`` steps (``grow = 2`` keeps the number of steps
-    proportional to the weight-decay time scale ``1/(eta lambda_k)``)."""
+           record_every: int = 50, grow: float = 1.0, keep_nets: bool = False,
+           early: bool = False) -> tuple[Net, Trajectory]:
+    """Stage 3 of Algorithm 1 (Lemma 5): ``epochs`` epochs of full gradient descent on
+    ``L_{lambda_k}``, ``lambda_k = lam0 / 2^k``, on all of ``(a, W, alpha, beta)``; epoch ``k``
+    runs ``round(steps * grow^k)`` steps (``grow = 2`` keeps the number of steps proportional
+    to the weight-decay time scale ``1/(eta lambda_k)``). Every ``record_every`` steps of an
+    epoch (its first step included) the trajectory records ``L``, ``L_lambda`` and the squared
+    gradient norm at the current parameters, and with ``keep_nets`` the parameters; the last
+    record of an epoch is its end; ``early`` adds log-spaced records at the start of each epoch
+    (:func:`record_steps`). Chapters ``paper_b/stage3`` and ``paper_b/certificates``."""
     net = net.copy()
     tr = Trajectory()
     total = 0
-    for k in range(epochs):
+    for k, n_steps in enumerate(epoch_lengths(steps, epochs, grow)):
         lam = lam0 / 2 ** k
         tr.starts.append((lam, net.copy()))
-        for t in range(int(round(steps * grow ** k))):
+        rec = set(record_steps(n_steps, record_every, early).tolist())
+        for t in range(n_steps + 1):
             g = pop.grad(net, teacher, lam)
-            if t % record_every == 0:
+            if t in rec:
                 tr.epoch.append(k)
                 tr.lam.append(lam)
                 tr.step.append(total)
@@ -146,6 +171,10 @@ def stage3(net: Net, teacher: Teacher, lam0: float, epochs: int, steps: int, eta
                 tr.loss.append(L)
                 tr.reg_loss.append(L + 0.5 * lam * (net.a @ net.a + np.sum(net.W ** 2)))
                 tr.grad_norm2.append(pop.grad_norm2(g))
+                if keep_nets:
+                    tr.nets.append(net.copy())
+            if t == n_steps:
+                break
             net.a -= eta * g.a
             net.W -= eta * g.W
             net.alpha -= eta * g.alpha

@@ -22,6 +22,7 @@ construction. The certificate is ``eta(w) = E[p(x) relu_{>=2}(w.x)]`` for unit `
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -113,7 +114,7 @@ def tangent_bases(U: np.ndarray, basis: np.ndarray) -> np.ndarray:
     out = []
     for u in U:
         P = basis - np.outer(u, u @ basis)
-        q, s, _ = np.linalg.svd(P, full_matrices=False)
+        q, _, _ = np.linalg.svd(P, full_matrices=False)
         out.append(q[:, : r - 1])
     return np.stack(out)
 
@@ -320,3 +321,217 @@ def descent_direction(net: Net, teacher: Teacher, delta_close: float) -> tuple[N
 def inner(g: Net, D: Net) -> float:
     """``<g, D>`` over all parameters."""
     return float(g.a @ D.a + np.sum(g.W * D.W) + g.alpha * D.alpha + g.beta @ D.beta)
+
+
+# --- the certificate's constants on the whole sphere of S_* ----------------------------------
+
+
+def sphere_directions(basis: np.ndarray, count: int) -> np.ndarray:
+    """About ``count`` unit directions covering the unit sphere of ``S_*`` (orthonormal
+    ``basis`` (d, r), ``r <= 3``) up to sign: the grid on which ``rho_eta`` is measured."""
+    from .features import sphere_grid
+
+    r = basis.shape[1]
+    if r == 2:  # midpoints, so that no grid point is a teacher direction by accident
+        th = (np.arange(count) + 0.5) * math.pi / count
+        return np.stack([np.cos(th), np.sin(th)], 1) @ basis.T
+    return sphere_grid(r, count) @ basis.T
+
+
+def full_sphere_directions(basis: np.ndarray, d: int, count: int, n_phi: int = 48) -> np.ndarray:
+    """Directions covering the whole unit sphere of ``R^d`` as far as the certificate can
+    tell them apart: ``eta(w)`` and the angles to the teachers depend on ``w = cos(phi) v +
+    sin(phi) n`` (``v`` on the sphere of ``S_*``, ``n`` orthogonal to ``S_*``) only through
+    ``v`` and ``phi``, so one ``n`` suffices. ``phi`` runs over ``n_phi`` points of
+    ``[0, pi/2]`` (only ``phi = 0`` when ``d = r``)."""
+    V = sphere_directions(basis, count)
+    r = basis.shape[1]
+    if d <= r:
+        return V
+    q, _ = np.linalg.qr(np.concatenate([basis, np.eye(d)], 1))
+    n = q[:, r]
+    n = n - basis @ (basis.T @ n)
+    n /= np.linalg.norm(n)
+    phi = np.linspace(0, math.pi / 2, n_phi)
+    return (np.cos(phi)[:, None, None] * V[None] + np.sin(phi)[:, None, None] * n).reshape(-1, d)
+
+
+def best_certificate(teacher: Teacher, ells=(2, 4, 6, 8, 10), count: int = 1440,
+                     n_phi: int = 24):
+    """The Appendix G certificate that gives Lemma F.5 its smallest constant: among the orders
+    ``ells`` whose ``rho_eta`` is positive on the whole sphere of ``R^d``
+    (:func:`full_sphere_directions`: Definition 1 asks ``|eta(w)| <= 1 - rho_eta delta^2`` for
+    every unit ``w``, also out of ``S_*``, where ``delta`` reaches ``pi/2``, so that
+    ``rho_eta <= 4/pi^2`` once ``d > r``), the one minimising ``||p||^2 / rho_eta``. Returns
+    ``(certificate, rho_eta, ||p||)``, or ``(None, nan, nan)`` when no order is non-degenerate
+    on the grid. Every non-degenerate certificate makes Lemmas 9, F.3-F.5 hold; this one
+    makes their bounds tightest. Chapters ``paper_b/stage3`` and ``paper_b/certificates``."""
+    W = full_sphere_directions(teacher.info["basis"], teacher.d, count, n_phi)
+    best = (None, math.nan, math.nan)
+    score = math.inf
+    for ell in ells:
+        try:
+            C = solve(teacher, ell)
+        except np.linalg.LinAlgError:
+            continue
+        rho, _ = rho_eta(C, W)
+        p2 = C.p_norm2()
+        if rho > 0 and p2 > 0 and p2 / rho < score:
+            score, best = p2 / rho, (C, rho, math.sqrt(p2))
+    return best
+
+
+# --- Lemma 9 (F.2), Lemma F.3-F.5 on measures --------------------------------------------------
+
+
+def measure_of(net: Net) -> tuple[np.ndarray, np.ndarray]:
+    """The measure ``mu = sum_j a_j ||w_j|| delta_{wbar_j}`` of a network: ``(U, c)``."""
+    n = np.linalg.norm(net.W, axis=1)
+    return net.W / np.maximum(n, 1e-300)[:, None], net.a * n
+
+
+def measure_loss(teacher: Teacher, U: np.ndarray, c: np.ndarray) -> float:
+    """``L(mu) = E[(f_mu - f_mu*)^2]`` with ``relu_{>=2}`` (eq. (6)) for ``mu = sum c_j
+    delta_{u_j}`` (unit rows ``U``)."""
+    from .features import lasso_quadratic
+
+    G, b, y2 = lasso_quadratic(np.atleast_2d(U), np.ones(len(c)), teacher)
+    return max(float(c @ G @ c - 2 * b @ c + y2), 0.0)
+
+
+def lemma9_terms(cert: Certificate, rho: float, teacher: Teacher, U, c) -> dict:
+    """Both sides of Lemma 9 (F.2) for ``mu = sum c_j delta_{u_j}``, with ``mu* = sum a*_i
+    ||w*_i|| delta_{wbar*_i}``: (1) ``|<eta, mu - mu*>| <= ||p|| sqrt(L(mu))`` and (2)
+    ``|<eta, mu>| <= |mu|_1 - rho_eta sum_i int_{T_i} delta^2 d|mu|``; also ``<eta, mu*>``
+    against ``|mu*|_1`` (Lemma 9 (1), exact by interpolation). Chapter ``paper_b/certificates``."""
+    U = np.atleast_2d(np.asarray(U, dtype=np.float64))
+    c = np.asarray(c, dtype=np.float64)
+    cs = teacher.a * np.linalg.norm(teacher.W, axis=1)
+    pair = float(cert.eta(U) @ c)
+    pair_star = float(cert.eta(teacher.W) @ cs)
+    _, delta = angle_to_teachers(U, cert.U)
+    far = float(np.abs(c) @ delta ** 2)
+    L = measure_loss(teacher, U, c)
+    return {"pair": pair, "pair_star": pair_star, "mass_star": float(np.abs(cs).sum()),
+            "mass": float(np.abs(c).sum()), "far": far, "loss": L,
+            "lhs1": abs(pair - pair_star), "rhs1": math.sqrt(cert.p_norm2() * L),
+            "lhs2": abs(pair), "rhs2": float(np.abs(c).sum()) - rho * far}
+
+
+def random_measure(teacher: Teacher, atoms: int, rng, spread: float = 0.5):
+    """A random signed measure on the unit sphere of ``R^d`` for testing Lemma 9: half of the
+    atoms near the teacher directions (angles up to ``spread``, in any direction of ``R^d``),
+    half uniform; masses normal, the near atoms' signs mostly those of their teacher."""
+    d = teacher.d
+    Us = teacher.W / np.linalg.norm(teacher.W, axis=1, keepdims=True)
+    k_near = atoms // 2
+    owner = rng.integers(teacher.m, size=k_near)
+    Z = rng.standard_normal((k_near, d))
+    Z -= np.sum(Z * Us[owner], 1, keepdims=True) * Us[owner]
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+    ang = spread * rng.random(k_near) ** 2
+    near = np.cos(ang)[:, None] * Us[owner] + np.sin(ang)[:, None] * Z
+    far = rng.standard_normal((atoms - k_near, d))
+    far /= np.linalg.norm(far, axis=1, keepdims=True)
+    U = np.concatenate([near, far])
+    c = np.abs(rng.standard_normal(atoms)) * 0.5
+    signs = np.concatenate([np.where(rng.random(k_near) < 0.8, np.sign(teacher.a[owner]), 1.0),
+                            rng.choice([-1.0, 1.0], size=atoms - k_near)])
+    return U, c * signs
+
+
+# --- Lemma 7 / F.17 at a snapshot of Stage 3 ---------------------------------------------------
+
+
+def lemma7_snapshot(net: Net, teacher: Teacher, lam: float, zeta: float, p_norm: float,
+                    close_factor: float = 1.0) -> dict:
+    """Lemma F.17 (Lemma 7) at one network, after the sign flip of Lemma F.14: the direction
+    ``D`` of :func:`descent_direction` with ``delta_close = close_factor (zeta +
+    lambda^2)^(1/3)`` (Lemma F.6's radius), ``<grad L_lambda, D>``, the same sum with the
+    printed ``grad_{w_i}`` (the gradient of student neuron ``i`` for teacher ``i``, instead of
+    neuron ``j``'s), and every hypothesis of the lemma read with hidden constants 1:
+    ``window`` (Lemma 6's ``lambda^2 <= zeta <= lambda^(9/5)``), ``small`` (Lemma F.4 (ii),
+    used through F.12: ``lambda <= ||a*||_1 / ||p||^2`` and ``zeta <= lambda ||a*||_1``),
+    ``balanced`` ((i): ``| ||W||^2 - ||a||^2 | <= zeta/lambda``, ``sum (|a_j| - ||w_j||)^2 <=
+    (zeta/lambda)^2``), ``no_cancellation`` ((ii): the opposite-sign mass within ``delta_sign =
+    lambda / zeta^(1/2)`` of each teacher is at most ``zeta^(5/6) / lambda``, and
+    ``delta_close < delta_sign``), ``fitted`` ((iii): ``(alpha - alpha^)^2 <= zeta``,
+    ``||beta - beta^||^2 <= zeta``) and ``covered`` (condition (1) on ``q``: every teacher has a
+    neuron of its sign within ``delta_close``). Chapter ``paper_b/certificates``."""
+    from . import population as pop
+
+    nf = sign_flip(net, teacher)
+    z = max(zeta, 0.0)
+    d_close = close_factor * (z + lam ** 2) ** (1 / 3)
+    D, owner, q = descent_direction(nf, teacher, d_close)
+    g = pop.grad(nf, teacher, lam)
+    inner_ok = inner(g, D)
+    printed = (g.alpha * D.alpha + float(g.beta @ D.beta)
+               + float(np.sum(g.W[owner] * D.W)))
+    a_star = float(np.abs(teacher.a).sum())
+    U = _unit(teacher.W)
+    _, delta = angle_to_teachers(nf.W, U)
+    n = np.linalg.norm(nf.W, axis=1)
+    d_sign = lam / math.sqrt(z) if z > 0 else math.inf
+    opposite = (delta <= d_sign) & (np.sign(nf.a) != np.sign(teacher.a[owner]))
+    cancel = max(float(np.sum(np.abs(nf.a[opposite & (owner == i)] * n[opposite & (owner == i)])))
+                 for i in range(teacher.m))
+    conditions = {
+        "window": lam ** 2 <= z <= lam ** 1.8,
+        "small": lam <= a_star / p_norm ** 2 and z <= lam * a_star,
+        "balanced": z > 0 and abs(np.sum(nf.W ** 2) - nf.a @ nf.a) <= z / lam
+        and float(np.sum((np.abs(nf.a) - n) ** 2)) <= (z / lam) ** 2,
+        "no_cancellation": z > 0 and cancel <= z ** (5 / 6) / lam and d_close < d_sign,
+        "fitted": (nf.alpha - pop.alpha_hat(nf)) ** 2 <= z
+        and float(np.sum((nf.beta - pop.beta_hat(nf)) ** 2)) <= z,
+        "covered": all(bool(np.any((owner == i) & (q > 0))) for i in range(teacher.m)),
+    }
+    return {"inner": inner_ok, "printed": printed, "delta_close": d_close,
+            "applies": all(conditions.values()), **conditions,
+            "q_sums": np.array([np.sum(nf.a[owner == i] * q[owner == i])
+                                for i in range(teacher.m)]),
+            "q_nonnegative": bool(np.all(q >= 0))}
+
+
+@functools.lru_cache(maxsize=4)
+def _abs_relu_coefficient_sums(k_max: int) -> np.ndarray:
+    """``cum[k] = sum_{j < k} |sigma_j|`` for ``k <= k_max + 1`` (vectorised Lemma A.1)."""
+    from scipy.special import gammaln
+
+    k = np.arange(k_max + 1, dtype=np.float64)
+    v = np.zeros(k_max + 1)
+    even = (k >= 2) & (k % 2 == 0)
+    ke = k[even]
+    v[even] = np.exp(gammaln(ke - 1) - 0.5 * gammaln(ke + 1) - (ke / 2 - 1) * math.log(2)
+                     - gammaln(ke / 2) - 0.5 * math.log(2 * math.pi))
+    v[0], v[1] = 1 / math.sqrt(2 * math.pi), 0.5
+    return np.concatenate([[0.0], np.cumsum(v)])
+
+
+def lemma10_proof_radius(loss: float, a_i: float, a_l1: float, lo: float = 1e-2) -> float:
+    """The radius that the proof of Lemma F.6 (Lemma 10) makes explicit: the smallest
+    ``delta`` (bisection) with ``sqrt(L ell) < |a*_i| / 4 sum_{ell <= k < 2 ell} |sigma_k|``
+    for ``ell = ceil((5 / delta^2) log(16 ||a*||_1 / |a*_i|))``. Whenever ``|mu|_1 <= 3
+    ||a*||_1`` the proof shows ``sign(a*_i) mu(T_i(delta)) >= |a*_i| / 2`` at every such
+    ``delta``; ``inf`` when no ``delta <= pi/2`` qualifies (the loss is too large for the
+    proof to say anything). Chapter ``paper_b/stage3``."""
+    logf = math.log(16 * a_l1 / abs(a_i))
+
+    def ell(delta):
+        return math.ceil(5 / delta ** 2 * logf)
+
+    cum = _abs_relu_coefficient_sums(2 * ell(lo))
+
+    def ok(delta):
+        n = ell(delta)
+        return math.sqrt(max(loss, 0.0) * n) < abs(a_i) / 4 * (cum[2 * n] - cum[n])
+
+    hi = math.pi / 2
+    if not ok(hi):
+        return math.inf
+    if ok(lo):
+        return lo
+    for _ in range(40):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi

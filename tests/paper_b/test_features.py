@@ -1,0 +1,126 @@
+"""Unit tests of twolayer.paper_b.features: the exact Lasso, the network-free optimum over
+measures, Lemma 10's masses, eq. (8)'s residual terms and the split pair of Lemma F.6."""
+import math
+
+import numpy as np
+import pytest
+from twolayer.paper_b import algorithm1 as alg
+from twolayer.paper_b import features as feat
+from twolayer.paper_b import population as pop
+from twolayer.paper_b import teacher as tmod
+
+
+def _lasso_problem(seed=0, n=30, k=8):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((k, n))
+    G = A.T @ A
+    b = A.T @ rng.standard_normal(k)
+    return G, b
+
+
+@pytest.mark.parametrize("lam", [1e-3, 0.1, 1.0])
+def test_lasso_active_set_matches_cvxpy_and_kkt(lam):
+    G, b = _lasso_problem()
+    w = np.linspace(0.5, 1.5, len(b))
+    a, info = feat.lasso_active_set(G, b, w, lam)
+    assert info["kkt"] < 1e-9
+    _, val_ref = feat.solve_weighted_lasso(G, b, 0.0, w, lam)
+    assert info["objective"] <= val_ref + 1e-7
+    # the optimality conditions: |2(Ga - b)_j| <= lam w_j off the support, equality on it
+    g = 2 * (G @ a - b)
+    nz = a != 0
+    assert np.all(np.abs(g[~nz]) <= lam * w[~nz] * (1 + 1e-9))
+    assert np.allclose(g[nz], -lam * w[nz] * np.sign(a[nz]), atol=1e-9)
+
+
+def test_lasso_active_set_large_penalty_gives_zero_and_rejects_zero_penalty():
+    G, b = _lasso_problem(1)
+    a, info = feat.lasso_active_set(G, b, 1.0, lam=10 * np.abs(2 * b).max())
+    assert np.all(a == 0) and info["kkt"] == 0
+    with pytest.raises(ValueError):
+        feat.lasso_active_set(G, b, 1.0, 0.0)
+
+
+def test_lasso_active_set_not_optimal_when_perturbed():
+    # the answer "no": a perturbed solution violates the optimality conditions
+    G, b = _lasso_problem(2)
+    a, _ = feat.lasso_active_set(G, b, 1.0, 0.05)
+    a2 = a.copy()
+    a2[np.argmax(np.abs(a))] *= 1.1
+    g = 2 * (G @ a2 - b)
+    nz = a2 != 0
+    assert np.abs(g[nz] + 0.05 * np.sign(a2[nz])).max() > 1e-4
+
+
+def test_min_measure_is_an_upper_bound_that_refinement_lowers():
+    t = tmod.prototype(6, 0)
+    lam = 0.01
+    mo = feat.min_measure(t, lam, grid=90)
+    # levels never rise; the teacher itself is feasible (value lam ||a*||_1); L >= 0
+    assert all(b <= a + 1e-15 for a, b in zip(mo.levels, mo.levels[1:]))
+    assert mo.value <= lam * np.abs(t.a).sum()
+    assert mo.value == pytest.approx(mo.loss(t) + lam * mo.mass(), abs=1e-12)
+    assert mo.levels[-1] < mo.levels[0] and mo.resolution < 1e-8 and mo.kkt < 1e-8
+    # it is at least as low as the old cvxpy grid estimate at a finer grid
+    assert mo.value <= feat.min_measure_loss(t, lam, grid=360) + 1e-8
+    # and a trained network cannot beat it by more than its resolution (here: Stage 2's)
+    net = alg.stage2(alg.stage1(alg.symmetric_init(6, 30, 0), t), t, lam)[0]
+    assert pop.regularized_loss(net, t, lam) >= mo.value - mo.resolution
+
+
+def test_local_patch_stays_in_subspace_and_radius():
+    t = tmod.random_teacher(9, 3, 3, 1)
+    B = t.info["basis"]
+    u = t.W[0] / np.linalg.norm(t.W[0])
+    P = feat.local_patch(u, B, 0.1, 0.02)
+    assert np.allclose(np.linalg.norm(P, axis=1), 1)
+    assert np.allclose(P @ B @ B.T, P)                      # inside S_*
+    ang = np.arccos(np.clip(P @ u, -1, 1))
+    assert ang.max() <= 0.1 + 1e-12 and len(P) > 20
+
+
+def test_signed_mass_near_and_half_mass_radius():
+    t = tmod.prototype(5, 0)
+    net = pop.Net(t.a, t.W)
+    assert np.allclose(feat.signed_mass_near(net, t, 1e-6) / (np.abs(t.a) / 2), 2)
+    assert np.allclose(feat.half_mass_radius(net, t), 0, atol=1e-7)
+    assert feat.worst_neuron_misalignment(net, t) < 1e-12
+    # the answer "no": teacher 0's mass moved 0.3 rad away is not within 0.1 of it
+    B = t.info["basis"]
+    W = t.W.copy()
+    u = W[0] / np.linalg.norm(W[0])
+    tang = B @ (B.T @ np.array([-u @ B[:, 1] * B[:, 0] + u @ B[:, 0] * B[:, 1]][0]))
+    tang /= np.linalg.norm(tang)
+    W[0] = math.cos(0.3) * u + math.sin(0.3) * tang
+    moved = pop.Net(t.a, W)
+    assert feat.signed_mass_near(moved, t, 0.1)[0] == 0.0
+    assert feat.half_mass_radius(moved, t)[0] == pytest.approx(0.3, abs=1e-9)
+    assert feat.worst_neuron_misalignment(moved, t) == pytest.approx(0.09, rel=1e-9)
+
+
+def test_residual_decomposition_needs_a_star():
+    t = tmod.prototype(6, 1)                      # a* = (1, -1, 1)
+    net = alg.stage2(alg.stage1(alg.symmetric_init(6, 20, 1), t), t, 0.02)[0]
+    X = np.random.default_rng(0).standard_normal((500, 6))
+    R, R1, R2, R3 = feat.residual_terms(net, t, X)
+    assert np.abs(R - R1 - R2 - R3).max() < 1e-12
+    # as printed (w*_i in R1): R - (R1 + R2 + R3) = (1/2) sum_i (1 - a*_i) |w*_i.x|
+    _, P1, P2, P3 = feat.residual_terms(net, t, X, printed=True)
+    miss = R - P1 - P2 - P3
+    assert np.allclose(miss, np.abs(X @ t.W[1]), atol=1e-12)
+    # ... and holds when every a*_i = 1 (the answer "no" to the erratum there)
+    t1 = tmod.Teacher(np.ones(3), t.W, info=t.info)
+    R, P1, P2, P3 = feat.residual_terms(net, t1, X, printed=True)
+    assert np.abs(R - P1 - P2 - P3).max() < 1e-12
+
+
+def test_split_pair_costs_delta_cubed_single_delta_squared():
+    t = tmod.prototype(4, 0)
+    d = np.geomspace(1e-3, 1e-2, 5)
+    pair = feat.split_pair_loss(t, 0, d)
+    single = feat.split_pair_loss(t, 0, d, pair=False)
+    sp = np.polyfit(np.log(d), np.log(pair), 1)[0]
+    ss = np.polyfit(np.log(d), np.log(single), 1)[0]
+    assert sp == pytest.approx(3, abs=0.02) and ss == pytest.approx(2, abs=0.02)
+    assert np.all(pair < single)
+    assert feat.split_pair_loss(t, 0, [0.0])[0] < 1e-15

@@ -1,0 +1,91 @@
+"""Unit tests of twolayer.paper_b.landscape (Stage 3's gaps, Lemma 6's window, the per-epoch
+table and Lemma 10 along a trajectory) and of Stage 3's records (algorithm1.stage3)."""
+import math
+
+import numpy as np
+import pytest
+from twolayer.paper_b import algorithm1 as alg
+from twolayer.paper_b import landscape as land
+from twolayer.paper_b import population as pop
+from twolayer.paper_b import teacher as tmod
+
+
+@pytest.fixture(scope="module")
+def short_run():
+    t = tmod.prototype(6, 0)
+    net2 = alg.stage2(alg.stage1(alg.symmetric_init(6, 20, 0), t), t, 0.04)[0]
+    net3, tr = alg.stage3(net2, t, 0.04, 3, 60, 0.1, 20, grow=2.0, keep_nets=True,
+                          early=True)
+    opts = land.optima(t, [lam for lam, _ in tr.starts], grid=90)
+    return t, net3, tr, opts
+
+
+def test_record_steps():
+    s = alg.record_steps(100, 40)
+    assert s.tolist() == [0, 40, 80, 100]
+    e = alg.record_steps(100, 40, early=True)
+    assert set(s) <= set(e) and {1, 2, 3, 4, 8, 16, 32} <= set(e.tolist()) and e.max() == 100
+    assert alg.epoch_lengths(10, 3, 2.0) == [10, 20, 40]
+
+
+def test_stage3_records_each_epoch_end_and_nets(short_run):
+    t, net3, tr, _ = short_run
+    a = tr.arrays()
+    assert len(tr.nets) == len(a["epoch"])
+    for k, (lam, end) in enumerate(tr.snapshots):
+        last = np.flatnonzero(a["epoch"] == k)[-1]
+        assert a["reg_loss"][last] == pytest.approx(pop.regularized_loss(end, t, lam),
+                                                    rel=1e-12)
+        assert np.array_equal(tr.nets[last].W, end.W)
+    assert np.array_equal(net3.W, tr.snapshots[-1][1].W)
+
+
+def test_gaps_are_against_the_network_free_optimum(short_run):
+    _, _, tr, opts = short_run
+    z = land.gaps(tr, opts)
+    a = tr.arrays()
+    assert np.allclose(z, a["reg_loss"] - np.array([opts[k].value for k in a["epoch"]]))
+    # the network never beats the optimum by more than its resolution
+    res = land.resolution_along(tr, opts)
+    assert np.all(z >= -res - 1e-12)
+
+
+def test_lemma6_window():
+    lam = np.array([0.01, 0.01, 0.01, 0.01])
+    zeta = np.array([5e-5, 1.5e-4, 3e-4, 1e-3])     # lambda^2 = 1e-4, lambda^1.8 = 2.5e-4
+    assert land.lemma6_window(zeta, lam).tolist() == [False, True, False, False]
+    # a point the optimum does not resolve is left out
+    assert not land.lemma6_window(zeta, lam, resolution=1e-4)[1]
+
+
+def test_loglog_fit():
+    x = np.geomspace(1, 100, 7)
+    s, se = land.loglog_fit(x, 3 * x ** 1.7)
+    assert s == pytest.approx(1.7) and se < 1e-10
+    assert math.isnan(land.loglog_fit([1, 2], [1, 2])[0])
+
+
+def test_visible_threshold():
+    assert land.visible_threshold(land.KAPPA2_ONE * 0.25) == pytest.approx(0.5)
+    assert land.visible_threshold(-1.0) == 0.0
+
+
+def test_epoch_table_and_lemma10(short_run):
+    t, _, tr, opts = short_run
+    rows = land.epoch_table(tr, t, opts, p_norm=17.0, rho=0.4)
+    assert [r["epoch"] for r in rows] == [0, 1, 2]
+    for r in rows:
+        assert r["far mass"] >= r["max mass delta^2"] >= 0
+        assert r["F.5 bound"] > 0 and r["F.4 bound"] > 0
+        # the printed average-neuron error stays large for the teacher with a* = -1
+        assert r["avg neuron error (printed)"] > 1.0 > r["avg neuron error"]
+    l10 = land.lemma10_along(tr, t, land.gaps(tr, opts))
+    assert l10["radius"].shape == l10["mass_ratio"].shape == (len(tr.nets),)
+    assert np.all(l10["radius"] > 0)
+
+
+def test_lemma10_along_needs_the_nets(short_run):
+    t, net3, _, _ = short_run
+    _, tr = alg.stage3(net3, t, 0.01, 1, 5, 0.1, 5)
+    with pytest.raises(ValueError):
+        land.lemma10_along(tr, t, np.zeros(len(tr.epoch)))
