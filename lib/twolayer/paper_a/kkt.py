@@ -374,3 +374,52 @@ def kkt_residual(net, W, X, y) -> dict[str, float]:
     slackness = float(lam @ (qn - 1) / lam.sum()) if lam.sum() > 0 else float("inf")
     return {"stationarity": stationarity, "slackness": slackness,
             "residual": max(stationarity, slackness)}
+
+
+def angle(a, b) -> float:
+    """The angle between two non-zero vectors, ``2 atan2(||a^ - b^||, ||a^ + b^||)`` with unit
+    vectors ``a^, b^``: accurate for tiny angles, where ``arccos`` of the cosine is not."""
+    a, b = _np(a).ravel(), _np(b).ravel()
+    a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+    return float(2 * np.arctan2(np.linalg.norm(a - b), np.linalg.norm(a + b)))
+
+
+def three_point_closed_forms(eps: float, gamma: float = THREE_POINT_GAMMA):
+    """``(z, z*)`` of the three-point example in closed form: ``z = (1 + gamma)/2 sum_i
+    lambda_i y_i x_i`` (item 2 with ``m1 = m2``) with the printed multipliers, and ``z* =
+    X^{-1} y`` (the max-margin separator when all three constraints are active, which its
+    multipliers ``(X X^T)^{-1} y`` confirm for every ``eps`` in (0, 1))."""
+    X, y = three_point_example(eps)
+    z = (1 + gamma) / 2 * (three_point_multipliers(eps) * y) @ X
+    return z, np.linalg.solve(X, y)
+
+
+def three_point_table(eps_grid, m_half: int = 1) -> list[dict]:
+    """One row per ``eps`` (chapter ``paper_a/kkt_not_max_margin``): Problem (3) solved by
+    Clarabel (``lam1, lam2, lam3``) and by the hand-written KKT system, their errors against
+    the printed multipliers (``err_printed``, ``err_system``), the solver's ``z`` and ``z*``
+    against the closed forms (``err_closed_form``), and from the closed forms: the margins
+    ``margin2 = y_2 z.x_2``, ``margin3``, the normalised margins of ``z`` and ``z*``, their
+    ``angle``, ``z_ratio = ||z|| / ||z*||`` and whether Theorem 3.2's assumption ``holds``."""
+    from .assumptions import near_orthogonality
+
+    rows = []
+    for e in np.asarray(eps_grid, dtype=float):
+        X, y = three_point_example(float(e))
+        sol = solve_problem3(X, y, m_half, m_half, THREE_POINT_GAMMA)
+        z_star, _ = max_margin_separator(X, y)
+        z, zs = three_point_closed_forms(float(e))
+        printed = three_point_multipliers(float(e))
+        marg = y * (X @ z)
+        rows.append({
+            "eps": float(e), "holds": near_orthogonality(X, THREE_POINT_GAMMA).holds,
+            "lam1": sol.lam[0], "lam2": sol.lam[1], "lam3": sol.lam[2],
+            "err_printed": float(np.abs(sol.lam - printed).max()),
+            "err_system": float(np.abs(sol.lam - three_point_kkt_system(
+                float(e), m=2 * m_half)).max()),
+            "err_closed_form": float(max(np.abs(sol.z - z).max(), np.abs(z_star - zs).max())),
+            "margin2": marg[1], "margin3": marg[2],
+            "nmargin_z": marg.min() / np.linalg.norm(z),
+            "nmargin_zstar": (y * (X @ zs)).min() / np.linalg.norm(zs),
+            "angle": angle(z, zs), "z_ratio": np.linalg.norm(z) / np.linalg.norm(zs)})
+    return rows
