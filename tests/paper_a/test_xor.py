@@ -1,0 +1,48 @@
+"""Tests of twolayer.paper_a.xor: noisy 2-XOR batches, training, intervals (chapter noisy_xor)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from twolayer.paper_a import models, xor
+
+
+def test_xor_batch_shapes_and_assumption():
+    b = xor.xor_batch(6, [3, 10**9], 2, 50, beta=0.25, gamma=0.5, seed=0)
+    assert b.X.shape == (4, 6, 8) and b.y.shape == (4, 6)
+    assert b.X_test.shape == (4, 50, 8) and b.y_test.shape == (4, 50)
+    assert list(b.info.d) == [3, 3, 10**9, 10**9] and list(b.info.seed) == [0, 1, 0, 1]
+    assert not b.info.holds[b.info.d == 3].any() and b.info.holds[b.info.d == 10**9].all()
+    # d = 3: one noise coordinate beyond the two of mu; the padding stays zero
+    assert np.all(b.X[:2, :, 3:].numpy() == 0)
+    again = xor.xor_batch(6, [3, 10**9], 2, 50, beta=0.25, gamma=0.5, seed=0)
+    assert np.array_equal(again.X.numpy(), b.X.numpy())
+    with pytest.raises(ValueError):
+        xor.xor_batch(6, [], 2, 50, 0.25, 0.5, 0)
+
+
+def test_train_and_test_linear_in_high_dimension_not_in_low():
+    net = models.LeakyNetwork(4, 4, gamma=0.5)
+    hi = xor.xor_batch(10, [10**9], 3, 2000, beta=0.25, gamma=0.5, seed=1)
+    res = xor.train_and_test(net, hi, "exp", [1e-3, 1.0], 200, seed=1, tol=0.05)
+    assert len(res) == 6 and set(res.init_scale) == {1e-3, 1.0}
+    assert (res.train_error == 0).all() and (res.loss_ratio < 1).all()
+    assert (1 - res.linear_agreement <= 0.05).all()
+    assert abs(res.test_error.mean() - 0.5) <= xor.chance_slack(2000, 6, 0.05)
+    # low dimension, many samples: the network learns XOR (the answer to "linear?" is "no")
+    lo = xor.xor_batch(100, [2], 2, 2000, beta=0.25, gamma=0.5, seed=2)
+    res_lo = xor.train_and_test(net, lo, "exp", [1e-3], 300, seed=2)
+    assert res_lo.test_error.max() < 0.3 and res_lo.linear_agreement.max() < 0.9
+    with pytest.raises(ValueError):
+        xor.train_and_test(net, lo, "exp", [], 10, seed=2)
+
+
+def test_t_interval_and_chance_slack():
+    mean, lo, hi = xor.t_interval([1.0, 2.0, 3.0], 0.95)
+    half = 4.302652729911275 * 1.0 / math.sqrt(3)  # t_{0.975, 2} * sd / sqrt(n)
+    assert mean == 2.0 and lo == pytest.approx(2 - half) and hi == pytest.approx(2 + half)
+    with pytest.raises(ValueError):
+        xor.t_interval([1.0])
+    assert xor.chance_slack(2500, 4, 0.01) == pytest.approx(5 * 0.5 / 100 + 0.01)
