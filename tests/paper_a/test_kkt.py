@@ -148,3 +148,29 @@ def test_kkt_residual_zero_at_a_kkt_point_positive_elsewhere(problem):
     assert kkt.kkt_residual(net, W, ds.X, ds.y)["residual"] > 0.01
     with pytest.raises(ValueError):
         kkt.kkt_residual(net, -sol.W, ds.X, ds.y)
+
+
+def test_angle_is_accurate_for_tiny_angles():
+    assert kkt.angle([1.0, 0.0], [0.0, 2.0]) == pytest.approx(math.pi / 2)
+    assert kkt.angle([1.0, 0.0], [1.0, 1e-9]) == pytest.approx(1e-9, rel=1e-6)
+    assert kkt.angle([1.0, 2.0], [2.0, 4.0]) == 0.0  # parallel: no angle
+
+
+@pytest.mark.parametrize("eps", [1e-3, 0.3])
+def test_three_point_closed_forms_match_the_solvers(eps):
+    X, y = kkt.three_point_example(eps)
+    z, z_star = kkt.three_point_closed_forms(eps)
+    sol = kkt.solve_problem3(X, y, 2, 2, kkt.THREE_POINT_GAMMA)
+    zs, mu = kkt.max_margin_separator(X, y)
+    assert np.allclose(sol.z, z, atol=TOL) and np.allclose(zs, z_star, atol=TOL)
+    assert np.all(mu > 0)  # every constraint of the max-margin problem is active
+    assert kkt.angle(z, z_star) > 0
+
+
+def test_three_point_table():
+    rows = kkt.three_point_table([1e-3, 0.1], m_half=1)
+    assert [r["holds"] for r in rows] == [True, False]  # 0.1 > 1/72: the answer is "no"
+    for r in rows:
+        assert r["err_printed"] < TOL and r["err_system"] < TOL and r["err_closed_form"] < TOL
+        assert r["margin2"] > r["margin3"] and r["nmargin_z"] < r["nmargin_zstar"]
+        assert 1 < r["z_ratio"] <= kkt.z_bound(1, 1, kkt.THREE_POINT_GAMMA)
