@@ -170,3 +170,33 @@ def test_first_dimension():
     assert flow.first_dimension(tab, "ok") == {4: 100.0}
     tab.loc[5, "ok"] = False  # the largest d fails: no such dimension
     assert np.isnan(flow.first_dimension(tab, "ok")[4])
+
+
+def test_initializations_layout_and_scale():
+    net = models.LeakyNetwork(2, 1, gamma=0.5)
+    W = flow.initializations(net, 5, 100, 2.0, [0.1, 1.0], 3, seed=4)
+    assert W.shape == (6, 3, 5)
+    # run b is direction b // 2 at scale mults[b % 2]: same direction, ten times larger
+    assert torch.allclose(W[1], 10 * W[0]) and not torch.allclose(W[2], 10 * W[0])
+    big = flow.initializations(net, 5, 100, 2.0, [1.0], 2000, seed=0)
+    assert abs(float(big.std()) - 2.0 / math.sqrt(100)) < 0.01  # N(0, scale^2/d)
+
+
+def test_deviation_function_rows():
+    ds, net, sol = _problem()
+    Xt = np.random.default_rng(0).standard_normal((50, 6))
+    dev = flow.deviation_function(net, ds.X, ds.y, sol, Xt, kkt_residual=True)
+    W = torch.stack([torch.as_tensor(2 * sol.W), torch.as_tensor(sol.W + 0.1)])
+    out = dev(W)
+    assert out.shape == (len(kkt.DEVIATIONS) + 1, 2)
+    assert np.all(out[:, 0] < 1e-6) and np.all(out[[3, 5], 1] > 1e-3)  # the optimum, and not
+
+
+def test_leak_sweep_converges_and_reports_item7():
+    table, curves = flow.leak_sweep(6, 6, [(1, 1), (1, 2)], [0.5, 1.0], 0.9, "exp", 1.0,
+                                    200, 0.05, 200, seed=0)
+    assert len(table) == 4 and set(curves) == {(g, 1, m) for g in (0.5, 1.0) for m in (1, 2)}
+    assert (table.deviation <= 0.05).all() and (table.ratio <= 1).all()
+    assert (table.wstar_z_ratio <= table.z_bound + 1e-7).all()
+    linear = table[(table.gamma == 1.0) & (table.m2 == 1)].iloc[0]
+    assert abs(linear.wstar_z_ratio - 1) < 1e-6  # gamma = 1, m1 = m2: z is z*, bound 1

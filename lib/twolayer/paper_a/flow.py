@@ -381,3 +381,81 @@ def first_dimension(table, column: str) -> dict:
             d_first = float(dd)
         out[int(nn)] = d_first
     return out
+
+
+def initializations(net, k: int, d: int, init_scale: float, mults, directions: int,
+                    seed: int) -> torch.Tensor:
+    """``directions`` random initial directions, each at every scale of ``mults``: ``W`` of
+    shape ``(directions * len(mults), m, k)``, run ``b`` being direction ``b // len(mults)``
+    at scale ``mults[b % len(mults)] * init_scale``. Rows are ``N(0, scale^2/d I_d)``
+    projected on a ``k``-dimensional coordinate frame (exactly ``N(0, scale^2/d I_k)``), as
+    training in the span of the data needs (chapter ``paper_a/gradient_flow``, item 4)."""
+    mults = torch.as_tensor(np.asarray(mults, dtype=np.float64))
+    W_dirs = net.init(k, 1.0, seed=seed, batch=directions)
+    scale = mults * init_scale / math.sqrt(d)
+    return (W_dirs[:, None] * scale[None, :, None, None]).reshape(-1, net.m, k)
+
+
+def deviation_function(net, X, y, sol, X_test, kkt_residual: bool = False):
+    """``W -> deviations``: Theorem 3.2's items 1-6 as deviations that vanish at the limit
+    (:data:`twolayer.paper_a.kkt.DEVIATIONS`, one row each, one column per run of ``W``
+    (``(B, m, k)``)), plus Theorem 3.1's KKT residual when ``kkt_residual``; the argument
+    :func:`flow_to_tolerance` takes."""
+    from . import kkt
+
+    def deviations(W):
+        dev = kkt.deviations(net, W, X, y, sol, X_test)
+        rows = [dev[key] for key in kkt.DEVIATIONS]
+        if kkt_residual:
+            rows.append(np.array([kkt.kkt_residual(net, w, X, y)["residual"] for w in W]))
+        return np.stack(rows)
+
+    return deviations
+
+
+def leak_sweep(n: int, d: int, m_pairs, gammas, gap: float, loss: str, init_scale: float,
+               steps: int, tol: float, n_test: int, seed: int):
+    """Theorem 3.2 across leaks and widths (chapter ``paper_a/gradient_flow``): for each
+    ``gamma`` in ``gammas`` the constructed data of :func:`twolayer.paper_a.data.constructed_gram`
+    (the same draw for every ``gamma``, at ``n / n_max = gap``), and for each ``(m1, m2)`` in
+    ``m_pairs`` one run from ``N(0, init_scale^2/d I)`` by :func:`flow_to_tolerance` to ``tol``.
+    Returns a table (one row per setting: ``gamma, m1, m2, ratio, steps, deviation`` (the
+    largest of items 1-6), ``dist_to_convex``, ``wstar_z_ratio`` (item 7's ratio at the
+    solver's optimum), ``z_ratio``, ``z_slack``, ``z_bound``, ``lambda_in_range``) and the
+    distance curves ``{(gamma, m1, m2): (s, distance)}``."""
+    import pandas as pd
+
+    from ..common import seeds
+    from . import assumptions, data, kkt
+    from .models import LeakyNetwork
+
+    rows, curves = [], {}
+    X_test = seeds.rng(seed, "sweep-test").standard_normal((n_test, n))
+    for g in gammas:
+        ds = data.constructed_gram(n, d, seed=seeds.derive(seed, "data"), gamma=g, ratio=gap)
+        Xg, _ = span_coordinates(ds.X)
+        asm = assumptions.near_orthogonality(ds.X, g)
+        Xt, yt = _f64(Xg), _f64(ds.y)
+        Xtest = X_test[:, :Xg.shape[1]]
+        for m1, m2 in m_pairs:
+            net = LeakyNetwork(m1, m2, gamma=g)
+            sol = kkt.solve_problem3(Xg, ds.y, m1, m2, g)
+            z_star, _ = kkt.max_margin_separator(Xg, ds.y)
+            W0 = initializations(net, Xg.shape[1], d, init_scale, [1.0], 1,
+                                 seeds.derive(seed, "sweep-init", m1, m2))
+            run, total = flow_to_tolerance(net, W0, Xt, yt, loss, 1.0 / asm.R_max ** 2,
+                                           steps, deviation_function(net, Xg, ds.y, sol,
+                                                                     Xtest), tol,
+                                           num_checkpoints=12)
+            curves[(g, m1, m2)] = (run.s, distance_history(run, net, Xg, ds.y, sol.W)[:, 0])
+            c = certify_run(run, net, Xg, ds.y, sol, z_star, Xtest,
+                            every_checkpoint=False).iloc[0]
+            rows.append({
+                "gamma": g, "m1": m1, "m2": m2, "ratio": asm.ratio, "steps": total,
+                "deviation": max(c.margin_max_dev, c.row_collapse, c.rank_ratio,
+                                 c.dist_to_convex, 1 - c.sign_agreement),
+                "dist_to_convex": c.dist_to_convex,
+                "wstar_z_ratio": float(np.linalg.norm(sol.z) / np.linalg.norm(z_star)),
+                "z_ratio": c.z_ratio, "z_slack": c.z_slack,
+                "z_bound": kkt.z_bound(m1, m2, g), "lambda_in_range": c.lambda_in_range})
+    return pd.DataFrame(rows), curves

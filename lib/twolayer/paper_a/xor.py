@@ -149,3 +149,39 @@ def chance_slack(n_test: int, runs: int, disagreement: float, sds: float = 5.0) 
     ``1 / (2 sqrt(runs n_test))``; ``sds`` of them (5: a false alarm below 1e-6) plus the
     disagreement."""
     return sds * 0.5 / math.sqrt(runs * n_test) + float(disagreement)
+
+
+def summarise(runs: pd.DataFrame, conf: float, n_test: int, num_seeds: int) -> pd.DataFrame:
+    """One row per initialization scale and ``d`` of :func:`train_and_test`'s runs: the mean
+    test error with its ``conf`` t-interval (``error, ci_low, ci_high``), the smallest
+    ``linear_agreement``, the ``mean_disagreement``, the largest ``train_error`` and
+    ``loss_ratio``, the median ``n / n_max`` (``median_gap``), the fraction of training sets
+    that satisfy the assumption, and ``at_chance``: the mean error within
+    :func:`chance_slack` (no disagreement allowance) of 1/2."""
+    rows = []
+    for (scale, dd), g in runs.groupby(["init_scale", "d"]):
+        err, lo, hi = t_interval(g.test_error, conf)
+        rows.append({"init": scale, "d": int(dd), "error": err, "ci_low": lo, "ci_high": hi,
+                     "linear_agreement": g.linear_agreement.min(),
+                     "mean_disagreement": 1 - g.linear_agreement.mean(),
+                     "train_error": g.train_error.max(), "loss_ratio": g.loss_ratio.max(),
+                     "median_gap": g.ratio.median(), "assumption_holds": g.holds.mean()})
+    out = pd.DataFrame(rows)
+    out["at_chance"] = (out.error - 0.5).abs() <= chance_slack(n_test, num_seeds, 0.0)
+    return out
+
+
+def first_d_at_chance(table: pd.DataFrame) -> dict:
+    """Per initialization scale of a :func:`summarise` table: the smallest ``d`` from which on
+    (at that ``d`` and every larger one) the error is at chance (``nan`` when the largest
+    ``d`` is not)."""
+    out = {}
+    for scale, t_ in table.groupby("init"):
+        t_ = t_.sort_values("d", ascending=False)
+        first = float("nan")
+        for dd, ok in zip(t_.d, t_.at_chance, strict=True):
+            if not ok:
+                break
+            first = float(dd)
+        out[float(scale)] = first
+    return out
