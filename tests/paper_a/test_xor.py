@@ -62,3 +62,8 @@ def test_summarise_and_first_d_at_chance():
     assert xor.first_d_at_chance(table) == {1.0: 64.0}
     runs.loc[5, "test_error"] = 0.9  # the largest d is not at chance: no such dimension
     assert np.isnan(xor.first_d_at_chance(xor.summarise(runs, 0.95, 1000, 2))[1.0])
+
+
+def test_tex_number():
+    assert xor.tex_number(10**9) == "10^{9}" and xor.tex_number(64) == "64"
+    assert xor.tex_number(1000) == "10^{3}" and xor.tex_number(100) == "100"

@@ -185,3 +185,10 @@ def first_d_at_chance(table: pd.DataFrame) -> dict:
             first = float(dd)
         out[float(scale)] = first
     return out
+
+
+def tex_number(x) -> str:
+    """``10^{9}`` for a power of ten, the integer otherwise: dimensions in the page's prose."""
+    x = int(x)
+    e = round(math.log10(x)) if x > 0 else 0
+    return f"10^{{{e}}}" if x > 0 and 10 ** e == x and e >= 3 else str(x)
