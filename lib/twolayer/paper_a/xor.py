@@ -89,12 +89,13 @@ def train_and_test(net, batch: XorBatch, loss: str, init_scales, steps: int, see
     """Train ``net`` on every data set of ``batch`` from every scale in ``init_scales`` (``w_j
     ~ N(0, scale^2/k I_k)`` in the ``k`` coordinates, one draw per data set shared across
     scales) by loss-normalised gradient descent with step ``1/R_max^2`` per data set, for
-    ``steps`` steps; with ``tol``, extend every run until the runs whose training set satisfies
-    the assumption have ``1 - linear_agreement`` at most ``tol / factor`` by the ``1/s`` rule of
-    :func:`twolayer.paper_a.flow.steps_for_tolerance` (a run that does not yet separate its data
-    counts as a full disagreement). One row per run: the batch's columns, ``init_scale``,
-    ``train_error``, ``test_error``, ``linear_agreement``, ``loss_ratio`` (``n L / log 2`` at
-    the end: below 1 means every training point is classified correctly) and ``steps``."""
+    ``steps`` steps; with ``tol``, extend the runs whose training set satisfies the assumption
+    (only those: the others keep ``steps``) until their ``1 - linear_agreement`` is at most
+    ``tol / factor`` by the ``1/s`` rule of :func:`twolayer.paper_a.flow.steps_for_tolerance`
+    (a run that does not yet separate its data counts as a full disagreement). One row per
+    run: the batch's columns, ``init_scale``, ``train_error``, ``test_error``,
+    ``linear_agreement``, ``loss_ratio`` (``n L / log 2`` at the end: below 1 means every
+    training point is classified correctly) and ``steps``."""
     scales = np.asarray(init_scales, dtype=float)
     if scales.ndim != 1 or scales.size == 0 or np.any(scales <= 0):
         raise ValueError("init_scales must be a non-empty list of positive numbers")
@@ -108,21 +109,27 @@ def train_and_test(net, batch: XorBatch, loss: str, init_scales, steps: int, see
     W0 = (torch.as_tensor(scales)[:, None, None, None] * W_dir[None]).reshape(S * B, net.m, k)
     lr = 1.0 / np.linalg.norm(X.numpy(), axis=-1).max(axis=-1) ** 2
     run = flow.normalized_flow(net, W0, X, y, loss, lr, [steps])
-    total = steps
+    W, log_loss = run.W[-1].clone(), run.log_loss[-1].copy()
+    total = np.full(S * B, steps)
     held = np.tile(batch.info.holds.to_numpy(), S)
     if tol is not None and held.any():
-        m = _measure(net, run.W[-1], X, y, Xt, yt)
-        dis = np.where(net.margins(run.W[-1], X, y).min(dim=-1).values.numpy() > 0,
-                       1 - m["linear_agreement"], 1.0)[held]
-        total = flow.steps_for_tolerance(dis, tol, steps, factor)
-        if total > steps:
-            run = flow.normalized_flow(net, run.W[-1], X, y, loss, lr, [total - steps])
-    m = _measure(net, run.W[-1], X, y, Xt, yt)
+        idx = torch.as_tensor(np.flatnonzero(held))
+        m = _measure(net, W[idx], X[idx], y[idx], Xt[idx], yt[held])
+        separated = net.margins(W[idx], X[idx], y[idx]).min(dim=-1).values.numpy() > 0
+        dis = np.where(separated, 1 - m["linear_agreement"], 1.0)
+        need = flow.steps_for_tolerance(dis, tol, steps, factor)
+        if need > steps:
+            ext = flow.normalized_flow(net, W[idx], X[idx], y[idx], loss, lr[held],
+                                       [need - steps])
+            W[idx] = ext.W[-1]
+            log_loss[held] = ext.log_loss[-1]
+            total[held] = need
+    m = _measure(net, W, X, y, Xt, yt)
     out = pd.concat([batch.info] * S, ignore_index=True)
     out.insert(2, "init_scale", np.repeat(scales, B))
     for key, v in m.items():
         out[key] = v
-    out["loss_ratio"] = np.exp(run.log_loss[-1]) * n / math.log(2)
+    out["loss_ratio"] = np.exp(log_loss) * n / math.log(2)
     out["steps"] = total
     return out
 
