@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 import torch
 
 from twolayer.paper_a import data, flow, kkt, models, trainer
@@ -200,3 +201,29 @@ def test_leak_sweep_converges_and_reports_item7():
     assert (table.wstar_z_ratio <= table.z_bound + 1e-7).all()
     linear = table[(table.gamma == 1.0) & (table.m2 == 1)].iloc[0]
     assert abs(linear.wstar_z_ratio - 1) < 1e-6  # gamma = 1, m1 = m2: z is z*, bound 1
+
+
+@pytest.mark.parametrize("loss", ["exp", "logistic"])
+def test_numpy_loop_agrees_with_the_torch_loop(loss, monkeypatch):
+    ds, net, _ = _problem()
+    X, y = ds.torch()
+    W0 = net.init(6, torch.tensor([0.01, 1.0, 30.0]), seed=5, batch=3)
+    fast = flow.normalized_flow(net, W0, X, y, loss, 0.5, [7, 300])
+    monkeypatch.setattr(flow, "NUMPY_LOOP", False)
+    slow = flow.normalized_flow(net, W0, X, y, loss, 0.5, [7, 300])
+    ref = trainer.gradient_descent(net, W0, X, y, loss, 0.5, 300, normalized=True,
+                                   record_steps=[300])
+    assert torch.equal(slow.W[-1], ref.W)  # the torch loop is the trainer's update exactly
+    assert torch.allclose(fast.W, slow.W, rtol=1e-12, atol=0)
+    assert np.allclose(fast.log_loss, slow.log_loss, rtol=1e-12, atol=1e-12)
+
+
+def test_smoothed_activation_takes_the_torch_loop():
+    ds, _, _ = _problem()
+    X, y = ds.torch()
+    net = models.LeakyNetwork(2, 2, phi="smoothed_leaky_relu", gamma=0.5)
+    W0 = net.init(6, 0.3, seed=1, batch=2)
+    run = flow.normalized_flow(net, W0, X, y, "logistic", 0.5, [50])
+    ref = trainer.gradient_descent(net, W0, X, y, "logistic", 0.5, 50, normalized=True,
+                                   record_steps=[50])
+    assert torch.equal(run.W[-1], ref.W)  # no NumPy path for it: the answer is "torch"
