@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 import torch
 
 from twolayer.paper_a import data, flow, kkt, models, trainer
@@ -47,3 +48,182 @@ def test_flow_converges_to_problem3_optimum():
         W = W / net.margins(W, X, y).min()
         dists.append(float(np.linalg.norm(W.numpy() - sol.W) / np.linalg.norm(sol.W)))
     assert dists[1] < dists[0] / 4 and dists[1] < 0.02  # the 1/s rate predicts a factor 10
+
+
+def _problem(seed=1, n=6, m1=2, m2=2, gamma=0.5):
+    ds = data.constructed_gram(n, n, seed=seed, gamma=gamma)
+    net = models.LeakyNetwork(m1, m2, gamma=gamma)
+    sol = kkt.solve_problem3(ds.X, ds.y, m1, m2, gamma)
+    return ds, net, sol
+
+
+def test_normalized_flow_matches_trainer_per_configuration_steps_and_data():
+    ds, net, _ = _problem()
+    X, y = ds.torch()
+    Xb = torch.stack([X, 2 * X])
+    yb = torch.stack([y, y])
+    W0 = net.init(6, 0.1, seed=2, batch=2)
+    lr = np.array([0.5, 0.125])
+    run = flow.normalized_flow(net, W0, Xb, yb, "logistic", lr, [30])
+    ref = trainer.gradient_descent(net, W0, Xb, yb, "logistic", torch.as_tensor(lr), 30,
+                                   normalized=True, record_steps=np.arange(31))
+    assert torch.allclose(run.W[-1], ref.W, rtol=1e-12, atol=1e-14)
+    assert np.allclose(run.log_loss, ref.history["log_loss"], rtol=1e-12)
+    assert run.s.shape == (2, 2) and np.allclose(run.s[-1], 30 * lr)
+    with np.testing.assert_raises(ValueError):
+        flow.normalized_flow(net, W0, Xb, yb, "exp", np.array([0.5, -1.0]), [3])
+
+
+def test_continue_flow_equals_one_run():
+    ds, net, _ = _problem()
+    X, y = ds.torch()
+    W0 = net.init(6, 0.3, seed=0, batch=2)
+    one = flow.normalized_flow(net, W0, X, y, "exp", 0.5, [10, 40])
+    two = flow.continue_flow(flow.normalized_flow(net, W0, X, y, "exp", 0.5, [10]),
+                             net, X, y, "exp", [5, 40])  # 5 <= 10 is ignored
+    assert list(two.checkpoints) == [0, 10, 40]
+    assert torch.allclose(one.W, two.W) and np.allclose(one.log_time[1:], two.log_time[1:])
+    assert flow.continue_flow(one, net, X, y, "exp", [20]) is one  # nothing to add
+
+
+def test_steps_for_tolerance():
+    # deviations 0.1 at step 100, falling like 1/s: 0.01 / 2 is reached at step 2000
+    assert flow.steps_for_tolerance([0.05, 0.1], 0.01, 100) == 2000
+    # already below tol / factor: no extension (the answer is "no more steps")
+    assert flow.steps_for_tolerance([0.001], 0.01, 100) == 100
+    assert flow.steps_for_tolerance(np.array([[0.1], [0.02]]), np.array([[0.1], [0.01]]),
+                                    10) == 40
+    with np.testing.assert_raises(ValueError):
+        flow.steps_for_tolerance([np.nan], 0.01, 100)
+
+
+def test_flow_to_tolerance_reaches_tol_from_the_measured_rate():
+    ds, net, sol = _problem()
+    X, y = ds.torch()
+    Xt = np.random.default_rng(0).standard_normal((200, 6))
+    W0 = net.init(6, 1.0, seed=0, batch=2)
+
+    def dev(W):
+        return kkt.deviations(net, W, ds.X, ds.y, sol, Xt)["dist_to_convex"]
+
+    run, total = flow.flow_to_tolerance(net, W0, X, y, "exp", 0.5, 200, dev, 0.01)
+    assert total > 200 and run.checkpoints[-1] == total
+    assert np.all(dev(run.W[-1]) <= 0.01)
+    # a loose tolerance needs no extension
+    run2, total2 = flow.flow_to_tolerance(net, W0, X, y, "exp", 0.5, 200, dev, 0.4)
+    assert total2 == 200 and run2.checkpoints[-1] == 200
+
+
+def test_rate_slopes():
+    s = np.geomspace(1, 1000, 30)
+    v = np.stack([3 / s, np.full_like(s, 0.2)], axis=1)
+    sl = flow.rate_slopes(s, v)
+    assert abs(sl[0] + 1) < 1e-12 and abs(sl[1]) < 1e-12  # a constant is not a 1/s rate
+    assert np.isnan(flow.rate_slopes(np.array([1.0, 10.0]), np.array([0.1, 0.01]), 0.1))
+
+
+def test_settled_below_and_first_below():
+    log_loss = np.log(np.array([[1.0, 1.0], [0.1, 1.0], [0.5, 1.0], [0.1, 1.0]]))
+    run = flow.FlowRun(np.array([0]), torch.zeros(1, 2, 1, 1), log_loss,
+                       flow.log_flow_time(log_loss, 1.0), 1.0)
+    step, t = run.settled_below(0.2)
+    assert list(step) == [3, -1] and np.isinf(t[1])  # the second never gets there
+    first, _ = run.first_below(0.2)
+    assert list(first) == [1, -1]
+
+
+def test_distance_history_and_normalisation():
+    ds, net, sol = _problem()
+    X, y = ds.torch()
+    W0 = torch.stack([torch.as_tensor(3 * sol.W), -torch.as_tensor(sol.W)])
+    run = flow.FlowRun(np.array([0]), W0[None], np.zeros((1, 2)), np.zeros((1, 2)), 1.0)
+    dist = flow.distance_history(run, net, ds.X, ds.y, sol.W)
+    assert dist.shape == (1, 2) and dist[0, 0] < 1e-7 and np.isnan(dist[0, 1])
+
+
+def test_certify_run_skips_checkpoints_that_do_not_separate():
+    ds, net, sol = _problem()
+    X, y = ds.torch()
+    z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
+    W0 = -torch.as_tensor(sol.W)[None]  # every margin is -1 at the start
+    run = flow.normalized_flow(net, W0, X, y, "exp", 0.5, [200])
+    Xt = np.random.default_rng(0).standard_normal((100, 6))
+    table = flow.certify_run(run, net, ds.X, ds.y, sol, z_star, Xt)
+    assert list(table.step) == [200] and table.dist_to_convex.iloc[0] < 0.1
+
+
+def test_phase_diagram_certifies_where_the_assumption_holds():
+    net = models.LeakyNetwork(2, 2, gamma=0.9)
+    dims = {4: [4, 10**8]}
+    tab = flow.phase_diagram(net, [4], dims, 1, "exp", 1.0, 300, 0.05, 500, seed=0)
+    hi = tab[tab.d == 10**8].iloc[0]
+    lo = tab[tab.d == 4].iloc[0]
+    assert hi.holds and hi["all items"] and hi.steps >= 300
+    assert not lo.holds  # d = n: far outside the assumption
+    assert flow.first_dimension(tab, "holds") == {4: 10**8}
+
+
+def test_first_dimension():
+    import pandas as pd
+
+    tab = pd.DataFrame({"n": [4] * 6, "d": [1, 1, 10, 10, 100, 100],
+                        "ok": [True, True, False, True, True, True]})
+    assert flow.first_dimension(tab, "ok") == {4: 100.0}
+    tab.loc[5, "ok"] = False  # the largest d fails: no such dimension
+    assert np.isnan(flow.first_dimension(tab, "ok")[4])
+
+
+def test_initializations_layout_and_scale():
+    net = models.LeakyNetwork(2, 1, gamma=0.5)
+    W = flow.initializations(net, 5, 100, 2.0, [0.1, 1.0], 3, seed=4)
+    assert W.shape == (6, 3, 5)
+    # run b is direction b // 2 at scale mults[b % 2]: same direction, ten times larger
+    assert torch.allclose(W[1], 10 * W[0]) and not torch.allclose(W[2], 10 * W[0])
+    big = flow.initializations(net, 5, 100, 2.0, [1.0], 2000, seed=0)
+    assert abs(float(big.std()) - 2.0 / math.sqrt(100)) < 0.01  # N(0, scale^2/d)
+
+
+def test_deviation_function_rows():
+    ds, net, sol = _problem()
+    Xt = np.random.default_rng(0).standard_normal((50, 6))
+    dev = flow.deviation_function(net, ds.X, ds.y, sol, Xt, kkt_residual=True)
+    W = torch.stack([torch.as_tensor(2 * sol.W), torch.as_tensor(sol.W + 0.1)])
+    out = dev(W)
+    assert out.shape == (len(kkt.DEVIATIONS) + 1, 2)
+    assert np.all(out[:, 0] < 1e-6) and np.all(out[[3, 5], 1] > 1e-3)  # the optimum, and not
+
+
+def test_leak_sweep_converges_and_reports_item7():
+    table, curves = flow.leak_sweep(6, 6, [(1, 1), (1, 2)], [0.5, 1.0], 0.9, "exp", 1.0,
+                                    200, 0.05, 200, seed=0)
+    assert len(table) == 4 and set(curves) == {(g, 1, m) for g in (0.5, 1.0) for m in (1, 2)}
+    assert (table.deviation <= 0.05).all() and (table.ratio <= 1).all()
+    assert (table.wstar_z_ratio <= table.z_bound + 1e-7).all()
+    linear = table[(table.gamma == 1.0) & (table.m2 == 1)].iloc[0]
+    assert abs(linear.wstar_z_ratio - 1) < 1e-6  # gamma = 1, m1 = m2: z is z*, bound 1
+
+
+@pytest.mark.parametrize("loss", ["exp", "logistic"])
+def test_numpy_loop_agrees_with_the_torch_loop(loss, monkeypatch):
+    ds, net, _ = _problem()
+    X, y = ds.torch()
+    W0 = net.init(6, torch.tensor([0.01, 1.0, 30.0]), seed=5, batch=3)
+    fast = flow.normalized_flow(net, W0, X, y, loss, 0.5, [7, 300])
+    monkeypatch.setattr(flow, "NUMPY_LOOP", False)
+    slow = flow.normalized_flow(net, W0, X, y, loss, 0.5, [7, 300])
+    ref = trainer.gradient_descent(net, W0, X, y, loss, 0.5, 300, normalized=True,
+                                   record_steps=[300])
+    assert torch.equal(slow.W[-1], ref.W)  # the torch loop is the trainer's update exactly
+    assert torch.allclose(fast.W, slow.W, rtol=1e-12, atol=0)
+    assert np.allclose(fast.log_loss, slow.log_loss, rtol=1e-12, atol=1e-12)
+
+
+def test_smoothed_activation_takes_the_torch_loop():
+    ds, _, _ = _problem()
+    X, y = ds.torch()
+    net = models.LeakyNetwork(2, 2, phi="smoothed_leaky_relu", gamma=0.5)
+    W0 = net.init(6, 0.3, seed=1, batch=2)
+    run = flow.normalized_flow(net, W0, X, y, "logistic", 0.5, [50])
+    ref = trainer.gradient_descent(net, W0, X, y, "logistic", 0.5, 50, normalized=True,
+                                   record_steps=[50])
+    assert torch.equal(run.W[-1], ref.W)  # no NumPy path for it: the answer is "torch"

@@ -100,3 +100,77 @@ def test_z_from_weights_matches_z_when_collapsed(problem):
     assert np.allclose(v, sol.v) and np.allclose(u, sol.u)
     assert math.isclose(np.linalg.norm(kkt.weights_from_vu(v, u, 3, 2)) ** 2,
                         3 * v @ v + 2 * u @ u)
+
+
+def test_deviations_match_certify_and_are_nan_without_separation(problem):
+    ds, sol = problem
+    net = models.LeakyNetwork(3, 2, gamma=0.5)
+    z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
+    Xt = np.random.default_rng(2).standard_normal((300, ds.d))
+    rng = np.random.default_rng(3)
+    W = torch.as_tensor(sol.W + 0.05 * rng.standard_normal(sol.W.shape))
+    dev = kkt.deviations(net, torch.stack([W, -W]), ds.X, ds.y, sol, Xt)
+    c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+    for key in ("margin_max_dev", "row_collapse", "rank_ratio", "dist_to_convex"):
+        assert dev[key][0] == pytest.approx(c[key], rel=1e-10), key
+    assert dev["sign_disagreement"][0] == pytest.approx(1 - c["sign_agreement"])
+    assert all(np.isnan(v[1]) for v in dev.values())  # -W does not separate
+
+
+def test_certify_reports_sign_pattern_and_slacks(problem):
+    ds, sol = problem
+    net = models.LeakyNetwork(3, 2, gamma=0.5)
+    z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
+    Xt = np.random.default_rng(1).standard_normal((100, ds.d))
+    c = kkt.certify(net, sol.W, ds.X, ds.y, sol, z_star, Xt)
+    assert c["sign_pattern_min"] > 0 and c["z_slack"] < 1e-7 and c["sign_pattern_slack"] < 1e-7
+    # push u past zero on a positive point: the data stay separated, but item 2's signs fail
+    # there (the answer is "no")
+    i = int(np.flatnonzero(ds.y > 0)[0])
+    x = ds.X[i]
+    u = sol.u + (0.1 - sol.u @ x) * x / (x @ x)
+    W = kkt.weights_from_vu(sol.v, u, 3, 2)
+    assert float(net.margins(torch.as_tensor(W), torch.as_tensor(ds.X),
+                             torch.as_tensor(ds.y)).min()) > 0
+    bad = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+    assert bad["sign_pattern_min"] < 0 and bad["sign_pattern_slack"] > 0
+
+
+def test_kkt_residual_zero_at_a_kkt_point_positive_elsewhere(problem):
+    ds, sol = problem
+    net = models.LeakyNetwork(3, 2, gamma=0.5)
+    assert kkt.kkt_residual(net, 4.0 * sol.W, ds.X, ds.y)["residual"] < 1e-7
+    # rows that have not collapsed: not a KKT point (the answer is "no")
+    rng = np.random.default_rng(0)
+    W = sol.W + 0.3 * rng.standard_normal(sol.W.shape)
+    q = net.margins(torch.as_tensor(W), torch.as_tensor(ds.X), torch.as_tensor(ds.y))
+    assert float(q.min()) > 0
+    assert kkt.kkt_residual(net, W, ds.X, ds.y)["residual"] > 0.01
+    with pytest.raises(ValueError):
+        kkt.kkt_residual(net, -sol.W, ds.X, ds.y)
+
+
+def test_angle_is_accurate_for_tiny_angles():
+    assert kkt.angle([1.0, 0.0], [0.0, 2.0]) == pytest.approx(math.pi / 2)
+    assert kkt.angle([1.0, 0.0], [1.0, 1e-9]) == pytest.approx(1e-9, rel=1e-6)
+    assert kkt.angle([1.0, 2.0], [2.0, 4.0]) == 0.0  # parallel: no angle
+
+
+@pytest.mark.parametrize("eps", [1e-3, 0.3])
+def test_three_point_closed_forms_match_the_solvers(eps):
+    X, y = kkt.three_point_example(eps)
+    z, z_star = kkt.three_point_closed_forms(eps)
+    sol = kkt.solve_problem3(X, y, 2, 2, kkt.THREE_POINT_GAMMA)
+    zs, mu = kkt.max_margin_separator(X, y)
+    assert np.allclose(sol.z, z, atol=TOL) and np.allclose(zs, z_star, atol=TOL)
+    assert np.all(mu > 0)  # every constraint of the max-margin problem is active
+    assert kkt.angle(z, z_star) > 0
+
+
+def test_three_point_table():
+    rows = kkt.three_point_table([1e-3, 0.1], m_half=1)
+    assert [r["holds"] for r in rows] == [True, False]  # 0.1 > 1/72: the answer is "no"
+    for r in rows:
+        assert r["err_printed"] < TOL and r["err_system"] < TOL and r["err_closed_form"] < TOL
+        assert r["margin2"] > r["margin3"] and r["nmargin_z"] < r["nmargin_zstar"]
+        assert 1 < r["z_ratio"] <= kkt.z_bound(1, 1, kkt.THREE_POINT_GAMMA)

@@ -12,6 +12,7 @@ Gradient flow (Section 3)
     ``trainer``      batched full-batch gradient descent with closed-form gradients
     ``flow``         gradient flow by loss-normalised gradient descent (a time change)
     ``kkt``          Problems (1) and (3), multipliers, z and z*, certificates of Theorem 3.2
+    ``xor``          noisy 2-XOR in high dimension: batches, training, intervals (Section 5)
 Gradient descent (Sections 4-5)
     ``lowrank``      Theorem 4.2: C_R, the (A1) step bound, the (A2) initialization bound
     ``rankdecay``    Figure 1's stable-rank decay on the Gaussian mixture, run-store aware
@@ -21,5 +22,5 @@ Gradient descent (Sections 4-5)
 from ..common._lazy import lazy_submodules
 
 __all__ = ["activations", "assumptions", "data", "flow", "images", "kkt", "losses", "lowrank",
-           "metrics", "models", "rankdecay", "sgd", "trainer"]
+           "metrics", "models", "rankdecay", "sgd", "trainer", "xor"]
 __getattr__ = lazy_submodules(__name__, __all__)

@@ -220,7 +220,11 @@ def certify(net, W, X, y, sol: Problem3Solution, z_star, X_test) -> dict[str, fl
     the group means), ``lambda_in_range``, ``sign_agreement`` (fraction of ``X_test`` with
     ``sign f(x; W~) = sign(z.x)``), ``sign_margin_bound`` (1 minus the fraction of test points
     with ``|f(x; W*)| <= ||W~ - W*||_2 ||x||``: the agreement the Lipschitz bound guarantees
-    with ``f(x; W*)``) and ``z_ratio = ||z|| / ||z*||``."""
+    with ``f(x; W*)``), ``z_ratio = ||z|| / ||z*||``, ``z_slack = ||W~ - W*||_F / ||z*||`` (by
+    how much ``z_ratio`` may differ from that of ``W*``: ``||z(W) - z(W')|| <= ||W - W'||_F``),
+    ``sign_pattern_min = min_i min(y_i v.x_i, -y_i u.x_i) / ||x_i||`` (item 2's signs hold iff
+    it is positive) and ``sign_pattern_slack`` (``max(||v - v*||, ||u - u*||)``: the amount by
+    which it may differ from that of ``W*``)."""
     X, y, Xt = (torch.as_tensor(_np(a)) for a in (X, y, X_test))
     Wt = torch.as_tensor(_np(W))
     q = net.margins(Wt, X, y)
@@ -241,6 +245,11 @@ def certify(net, W, X, y, sol: Problem3Solution, z_star, X_test) -> dict[str, fl
     f_star = net(Wstar, Xt)
     dist_op = float(torch.linalg.matrix_norm(delta, ord=2))
     guaranteed = float((f_star.abs() > dist_op * torch.linalg.norm(Xt, dim=1)).double().mean())
+    norms = torch.linalg.norm(X, dim=1)
+    vt, ut = torch.as_tensor(v), torch.as_tensor(u)
+    signs = torch.minimum(y * (X @ vt), -y * (X @ ut)) / norms
+    slack = max(float(torch.linalg.norm(vt - torch.as_tensor(sol.v))),
+                float(torch.linalg.norm(ut - torch.as_tensor(sol.u))))
     return {
         "margin_max_dev": float((qn - 1).abs().max()),
         "row_collapse": float(torch.linalg.norm(Wn - means, dim=1).max() / torch.linalg.norm(Wn)),
@@ -254,7 +263,50 @@ def certify(net, W, X, y, sol: Problem3Solution, z_star, X_test) -> dict[str, fl
         "sign_agreement": float((torch.sign(f_t) == torch.sign(Xt @ z)).double().mean()),
         "sign_margin_bound": guaranteed,
         "z_ratio": float(torch.linalg.norm(z) / np.linalg.norm(_np(z_star))),
+        "z_slack": float(torch.linalg.norm(delta) / np.linalg.norm(_np(z_star))),
+        "sign_pattern_min": float(signs.min()),
+        "sign_pattern_slack": slack,
     }
+
+
+DEVIATIONS = ("margin_max_dev", "row_collapse", "rank_ratio", "dist_to_convex", "sign_disagreement")
+
+
+def deviations(net, W, X, y, sol: Problem3Solution, X_test) -> dict[str, np.ndarray]:
+    """Items 1, 2 (collapse), 3, 4-5 and 6 of Theorem 3.2 as deviations that vanish at the
+    limit, for a batch ``W`` of shape ``(B, m, d)`` (rows in the data's coordinates), each of
+    shape ``(B,)``: the quantities of :func:`certify` (``sign_disagreement = 1 -
+    sign_agreement``), vectorised. NaN where ``W`` does not separate the data. Used to decide
+    how long to run (:func:`twolayer.paper_a.flow.flow_to_tolerance`)."""
+    X, y, Xt = (torch.as_tensor(_np(a)) for a in (X, y, X_test))
+    W = torch.as_tensor(_np(W))
+    if W.ndim == 2:
+        W = W[None]
+    q = net.margins(W, X, y)
+    qmin = q.min(dim=-1).values
+    bad = qmin <= 0
+    qmin = torch.where(bad, torch.full_like(qmin, float("nan")), qmin)
+    Wn = W / qmin[:, None, None]
+    m1 = net.m1
+    v = Wn[:, :m1].mean(dim=1, keepdim=True)
+    u = Wn[:, m1:].mean(dim=1, keepdim=True)
+    means = torch.cat([v.expand(-1, m1, -1), u.expand(-1, net.m2, -1)], dim=1)
+    fro = torch.linalg.norm(Wn, dim=(-2, -1))
+    s = torch.linalg.svdvals(torch.nan_to_num(Wn))
+    rank = s[:, 2] / s[:, 0] if s.shape[-1] >= 3 else torch.zeros_like(qmin)
+    Ws = torch.as_tensor(sol.W)
+    z = (m1 * v[:, 0] - net.m2 * u[:, 0]) / math.sqrt(net.m)
+    f = net(torch.nan_to_num(Wn), Xt)
+    lin = torch.sign(z @ Xt.T)
+    out = {
+        "margin_max_dev": (q / qmin[:, None] - 1).abs().max(dim=-1).values,
+        "row_collapse": torch.linalg.norm(Wn - means, dim=-1).max(dim=-1).values / fro,
+        "rank_ratio": rank,
+        "dist_to_convex": torch.linalg.norm(Wn - Ws, dim=(-2, -1)) / torch.linalg.norm(Ws),
+        "sign_disagreement": (torch.sign(f) != lin).double().mean(dim=-1),
+    }
+    return {k: torch.where(bad, torch.full_like(qmin, float("nan")), val).numpy()
+            for k, val in out.items()}
 
 
 # --- the three-point example (Paper A, Appendix B) -------------------------------------------------
@@ -293,3 +345,81 @@ def three_point_kkt_system(eps: float, m: int = 2, gamma: float = THREE_POINT_GA
         neg = (m2 * X @ u - gamma * m1 * X @ v) / math.sqrt(m)
         cols.append(np.where(y > 0, pos, neg))
     return np.linalg.solve(np.stack(cols, axis=1), np.ones(3))
+
+
+def kkt_residual(net, W, X, y) -> dict[str, float]:
+    """How far the direction of ``W`` is from a KKT point of Problem (1) (Theorem 3.1), with
+    multipliers found from ``W`` itself: normalise ``W~ = W / min_i y_i f(x_i; W)``, take
+    ``lambda >= 0`` minimising ``||W~ - sum_i lambda_i y_i grad f(x_i; W~)||_F`` (non-negative
+    least squares; the gradient uses ``phi' = 1`` at a zero pre-activation, as
+    :func:`problem1_kkt_residual`), and report ``stationarity`` (that minimum over
+    ``||W~||_F``), ``slackness`` (``sum_i lambda_i (y_i f(x_i; W~) - 1)`` over ``sum_i
+    lambda_i``: multipliers on points whose margin is not the smallest) and their maximum
+    ``residual``. Both vanish exactly at a KKT point; raises when ``W`` does not separate."""
+    from scipy.optimize import nnls
+
+    W = torch.as_tensor(_np(W))
+    X, y = torch.as_tensor(_np(X)), torch.as_tensor(_np(y))
+    q = net.margins(W, X, y)
+    if float(q.min()) <= 0:
+        raise ValueError("W does not separate the training data")
+    Wn = W / q.min()
+    qn = (q / q.min()).numpy()
+    coef = net.phi.grad(net.preactivations(Wn, X)) * y.unsqueeze(0) * net.a(Wn).unsqueeze(-1)
+    # column i: vec(y_i grad_W f(x_i; W~)), the rows a_j phi'(w_j.x_i) y_i x_i
+    A = (coef.unsqueeze(-1) * X.unsqueeze(0)).permute(1, 0, 2).reshape(X.shape[0], -1).numpy().T
+    b = Wn.reshape(-1).numpy()
+    lam, res = nnls(A, b)
+    stationarity = float(res / np.linalg.norm(b))
+    slackness = float(lam @ (qn - 1) / lam.sum()) if lam.sum() > 0 else float("inf")
+    return {"stationarity": stationarity, "slackness": slackness,
+            "residual": max(stationarity, slackness)}
+
+
+def angle(a, b) -> float:
+    """The angle between two non-zero vectors, ``2 atan2(||a^ - b^||, ||a^ + b^||)`` with unit
+    vectors ``a^, b^``: accurate for tiny angles, where ``arccos`` of the cosine is not."""
+    a, b = _np(a).ravel(), _np(b).ravel()
+    a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+    return float(2 * np.arctan2(np.linalg.norm(a - b), np.linalg.norm(a + b)))
+
+
+def three_point_closed_forms(eps: float, gamma: float = THREE_POINT_GAMMA):
+    """``(z, z*)`` of the three-point example in closed form: ``z = (1 + gamma)/2 sum_i
+    lambda_i y_i x_i`` (item 2 with ``m1 = m2``) with the printed multipliers, and ``z* =
+    X^{-1} y`` (the max-margin separator when all three constraints are active, which its
+    multipliers ``(X X^T)^{-1} y`` confirm for every ``eps`` in (0, 1))."""
+    X, y = three_point_example(eps)
+    z = (1 + gamma) / 2 * (three_point_multipliers(eps) * y) @ X
+    return z, np.linalg.solve(X, y)
+
+
+def three_point_table(eps_grid, m_half: int = 1) -> list[dict]:
+    """One row per ``eps`` (chapter ``paper_a/kkt_not_max_margin``): Problem (3) solved by
+    Clarabel (``lam1, lam2, lam3``) and by the hand-written KKT system, their errors against
+    the printed multipliers (``err_printed``, ``err_system``), the solver's ``z`` and ``z*``
+    against the closed forms (``err_closed_form``), and from the closed forms: the margins
+    ``margin2 = y_2 z.x_2``, ``margin3``, the normalised margins of ``z`` and ``z*``, their
+    ``angle``, ``z_ratio = ||z|| / ||z*||`` and whether Theorem 3.2's assumption ``holds``."""
+    from .assumptions import near_orthogonality
+
+    rows = []
+    for e in np.asarray(eps_grid, dtype=float):
+        X, y = three_point_example(float(e))
+        sol = solve_problem3(X, y, m_half, m_half, THREE_POINT_GAMMA)
+        z_star, _ = max_margin_separator(X, y)
+        z, zs = three_point_closed_forms(float(e))
+        printed = three_point_multipliers(float(e))
+        marg = y * (X @ z)
+        rows.append({
+            "eps": float(e), "holds": near_orthogonality(X, THREE_POINT_GAMMA).holds,
+            "lam1": sol.lam[0], "lam2": sol.lam[1], "lam3": sol.lam[2],
+            "err_printed": float(np.abs(sol.lam - printed).max()),
+            "err_system": float(np.abs(sol.lam - three_point_kkt_system(
+                float(e), m=2 * m_half)).max()),
+            "err_closed_form": float(max(np.abs(sol.z - z).max(), np.abs(z_star - zs).max())),
+            "margin2": marg[1], "margin3": marg[2],
+            "nmargin_z": marg.min() / np.linalg.norm(z),
+            "nmargin_zstar": (y * (X @ zs)).min() / np.linalg.norm(zs),
+            "angle": angle(z, zs), "z_ratio": np.linalg.norm(z) / np.linalg.norm(zs)})
+    return rows

@@ -1,0 +1,69 @@
+"""Tests of twolayer.paper_a.xor: noisy 2-XOR batches, training, intervals (chapter noisy_xor)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from twolayer.paper_a import models, xor
+
+
+def test_xor_batch_shapes_and_assumption():
+    b = xor.xor_batch(6, [3, 10**9], 2, 50, beta=0.25, gamma=0.5, seed=0)
+    assert b.X.shape == (4, 6, 8) and b.y.shape == (4, 6)
+    assert b.X_test.shape == (4, 50, 8) and b.y_test.shape == (4, 50)
+    assert list(b.info.d) == [3, 3, 10**9, 10**9] and list(b.info.seed) == [0, 1, 0, 1]
+    assert not b.info.holds[b.info.d == 3].any() and b.info.holds[b.info.d == 10**9].all()
+    # d = 3: one noise coordinate beyond the two of mu; the padding stays zero
+    assert np.all(b.X[:2, :, 3:].numpy() == 0)
+    again = xor.xor_batch(6, [3, 10**9], 2, 50, beta=0.25, gamma=0.5, seed=0)
+    assert np.array_equal(again.X.numpy(), b.X.numpy())
+    with pytest.raises(ValueError):
+        xor.xor_batch(6, [], 2, 50, 0.25, 0.5, 0)
+
+
+def test_train_and_test_linear_in_high_dimension_not_in_low():
+    net = models.LeakyNetwork(4, 4, gamma=0.5)
+    hi = xor.xor_batch(10, [10**9], 3, 2000, beta=0.25, gamma=0.5, seed=1)
+    res = xor.train_and_test(net, hi, "exp", [1e-3, 1.0], 200, seed=1, tol=0.05)
+    assert len(res) == 6 and set(res.init_scale) == {1e-3, 1.0}
+    assert (res.train_error == 0).all() and (res.loss_ratio < 1).all()
+    assert (1 - res.linear_agreement <= 0.05).all()
+    assert abs(res.test_error.mean() - 0.5) <= xor.chance_slack(2000, 6, 0.05)
+    # low dimension, many samples: the network learns XOR (the answer to "linear?" is "no")
+    lo = xor.xor_batch(100, [2], 2, 2000, beta=0.25, gamma=0.5, seed=2)
+    res_lo = xor.train_and_test(net, lo, "exp", [1e-3], 300, seed=2)
+    assert res_lo.test_error.max() < 0.3 and res_lo.linear_agreement.max() < 0.9
+    with pytest.raises(ValueError):
+        xor.train_and_test(net, lo, "exp", [], 10, seed=2)
+
+
+def test_t_interval_and_chance_slack():
+    mean, lo, hi = xor.t_interval([1.0, 2.0, 3.0], 0.95)
+    half = 4.302652729911275 * 1.0 / math.sqrt(3)  # t_{0.975, 2} * sd / sqrt(n)
+    assert mean == 2.0 and lo == pytest.approx(2 - half) and hi == pytest.approx(2 + half)
+    with pytest.raises(ValueError):
+        xor.t_interval([1.0])
+    assert xor.chance_slack(2500, 4, 0.01) == pytest.approx(5 * 0.5 / 100 + 0.01)
+
+
+def test_summarise_and_first_d_at_chance():
+    import pandas as pd
+
+    runs = pd.DataFrame({
+        "d": [2, 2, 64, 64, 10**9, 10**9], "seed": [0, 1] * 3, "init_scale": [1.0] * 6,
+        "ratio": [9.0, 9.0, 3.0, 3.0, 0.5, 0.5], "holds": [False] * 4 + [True] * 2,
+        "train_error": [0.1, 0.1, 0, 0, 0, 0], "test_error": [0.1, 0.12, 0.5, 0.5, 0.49, 0.51],
+        "linear_agreement": [0.5, 0.6, 1, 1, 1, 1], "loss_ratio": [3, 3, 0, 0, 0, 0]})
+    table = xor.summarise(runs, 0.95, n_test=1000, num_seeds=2)
+    assert list(table.d) == [2, 64, 10**9] and list(table.at_chance) == [False, True, True]
+    assert list(table.assumption_holds) == [0, 0, 1]
+    assert xor.first_d_at_chance(table) == {1.0: 64.0}
+    runs.loc[5, "test_error"] = 0.9  # the largest d is not at chance: no such dimension
+    assert np.isnan(xor.first_d_at_chance(xor.summarise(runs, 0.95, 1000, 2))[1.0])
+
+
+def test_tex_number():
+    assert xor.tex_number(10**9) == "10^{9}" and xor.tex_number(64) == "64"
+    assert xor.tex_number(1000) == "10^{3}" and xor.tex_number(100) == "100"
