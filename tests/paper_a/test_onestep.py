@@ -149,7 +149,7 @@ def test_risk_bound_holds_along_gradient_descent():
     # a step 1000 times (A1) still has lr beta < 2: the bound applies and holds
     s = onestep.setup(5, 40, 10, 0.5, seed=2)
     lr = 1000 * s.alpha_A1
-    b = onestep.run_batch(s, [s.omega_A2], [lr], steps=200, seed=1, records=20)
+    b = onestep.run_batch(s, [s.omega_A2], [lr], steps=100, seed=1, records=10, full=False)
     kappa = lowrank.risk_rate(lr, lowrank.smoothness(s.consts, 10),
                               lowrank.proxy_pl_constant(s.consts))
     assert kappa > 0

@@ -4,8 +4,9 @@ Everything runs on data that satisfy Theorem 4.2's data condition by constructio
 (:func:`twolayer.paper_a.lowrank.constructed_data`), with the smoothed leaky ReLU and the
 logistic loss, through :func:`twolayer.paper_a.trainer.gradient_descent`:
 
-* :func:`setup` -- one data set and its constants: the (A1) step bound, ``||grad L(0)||_F`` and
-  the book's (A2) bound ``omega_A2`` (:func:`twolayer.paper_a.lowrank.init_bound`);
+* :func:`setup` -- one data set and its constants: the (A1) step bound, the step size used,
+  ``||grad L(0)||_F`` and the book's (A2) bound ``omega_A2`` at that step
+  (:func:`twolayer.paper_a.lowrank.init_bound`);
 * :func:`run_batch` -- a batch of runs (initialization scale and step size per run) on that
   data, recording the stable rank, the loss ratio of Lemma E.4, every margin (Lemma E.11(b)),
   the gradient Gram ratios of Fact E.7 and the gradient bound of Lemma E.3;
@@ -45,6 +46,7 @@ class Setup:
     y: torch.Tensor
     consts: lowrank.DataConstants
     alpha_A1: float
+    alpha: float
     grad0: float
     bound: lowrank.InitBound
     net: LeakyNetwork
@@ -54,24 +56,26 @@ class Setup:
         return self.bound.omega
 
     def init_over_step(self, omega) -> np.ndarray:
-        """``E||W0||_F / (alpha_A1 ||grad L(0)||_F)`` (about ``omega sqrt(md) / (alpha g0)``):
-        the size of the initialization against the first step."""
+        """About ``E||W0||_F / (alpha ||grad L(0)||_F) = omega sqrt(md) / (alpha g0)``: the
+        size of the initialization against the first step."""
         return np.asarray(omega, dtype=np.float64) * math.sqrt(self.m * self.d) / (
-            self.alpha_A1 * self.grad0)
+            self.alpha * self.grad0)
 
 
 def setup(n: int, d: int, m: int, gamma: float, seed: int, data_ratio: float = 0.5,
-          eps: float = 0.05, delta: float = 1e-3) -> Setup:
+          lr_scale: float = 1.0, eps: float = 0.05, delta: float = 1e-3) -> Setup:
     """Constructed data (condition ratio ``data_ratio``), the network with ``m - m // 2``
-    positive and ``m // 2`` negative neurons, the (A1) step bound and the book's (A2) bound at
-    step size ``alpha_A1``."""
+    positive and ``m // 2`` negative neurons, the (A1) step bound ``alpha_A1``, the step
+    ``alpha = lr_scale * alpha_A1`` and the book's (A2) bound at that step (the
+    initialization must be small against the first step it takes)."""
     ds = lowrank.constructed_data(n, d, seed=seed, gamma=gamma, ratio=data_ratio, H=H_SMOOTH)
     X, y = ds.torch()
     consts = lowrank.data_constants(ds.X, gamma, H_SMOOTH)
     grad0 = lowrank.grad_at_zero_norm(ds.X, ds.y, gamma)
-    bound = lowrank.init_bound(m, d, consts, consts.step_bound, grad0, eps=eps, delta=delta)
+    alpha = lr_scale * consts.step_bound
+    bound = lowrank.init_bound(m, d, consts, alpha, grad0, eps=eps, delta=delta)
     net = LeakyNetwork(m - m // 2, m // 2, phi="smoothed_leaky_relu", gamma=gamma)
-    return Setup(n, d, m, gamma, X, y, consts, consts.step_bound, grad0, bound, net)
+    return Setup(n, d, m, gamma, X, y, consts, consts.step_bound, alpha, grad0, bound, net)
 
 
 @dataclass
@@ -120,13 +124,13 @@ def run_batch(s: Setup, omega, lr, steps: int, seed: int, records: int = 40,
 
 
 def init_sweep(s: Setup, multipliers, draws: int, seed: int, eps: float = 0.05) -> dict:
-    """One step of size ``alpha_A1`` from ``omega = multiplier * omega_A2`` for every multiplier,
+    """One step of size ``s.alpha`` from ``omega = multiplier * omega_A2`` for every multiplier,
     ``draws`` initializations each. Returns arrays over the runs: ``multiplier``, ``omega``,
     ``r`` (the realised ``||W0||_F / (alpha ||grad L(W0)||_F)``), ``sr0``, ``sr1``, the
     triangle-inequality ``lower`` bound on ``sr1`` and whether the realised (A2) holds."""
     mult = np.repeat(np.asarray(multipliers, dtype=np.float64), draws)
     omega = mult * s.omega_A2
-    lr = np.full_like(omega, s.alpha_A1)
+    lr = np.full_like(omega, s.alpha)
     b = run_batch(s, omega, lr, steps=1, seed=seed, records=2, full=False, eps=eps)
     sr = b.history["stable_rank"]
     return {"multiplier": mult, "omega": omega, "r": b.init_over_step, "sr0": sr[0], "sr1": sr[1],
@@ -139,8 +143,9 @@ def size_sweep(sizes: dict, base: dict, gamma: float, seed: int, lr_scale: float
                delta: float = 1e-3, records: int = 4) -> list[dict]:
     """For every value ``v`` of ``sizes[name]`` (``name`` in ``"m", "d", "n"``, the others at
     ``base``): new constructed data and initializations at ``init_scale`` times that size's
-    (A2) bound; ``draws`` runs take one step of size ``lr_scale * alpha_A1`` (``kind`` "one
-    step"), and, if ``long_steps > 0``, one run takes ``long_steps`` steps of size
+    (A2) bound at the step ``lr_scale * alpha_A1``; ``draws`` runs take one such step
+    (``kind`` "one step"), and, if ``long_steps > 0``, one run takes ``long_steps`` steps of
+    size
     ``long_lr_scale * alpha_A1`` (``kind`` "trajectory", stable rank at ``records``
     log-spaced steps). One row per run: the sizes, the step multiplier, ``SR(0)``, ``SR(1)``,
     ``max SR(t >= 1)``, the final loss, the Gaussian law and the concentration lower bound at
@@ -152,7 +157,7 @@ def size_sweep(sizes: dict, base: dict, gamma: float, seed: int, lr_scale: float
             size = {**base, name: int(v)}
             s = setup(size["n"], size["d"], size["m"], gamma,
                       seed=derive(seed, "size-sweep-data", name, j), data_ratio=data_ratio,
-                      eps=eps, delta=delta)
+                      lr_scale=lr_scale, eps=eps, delta=delta)
             C = lowrank.trajectory_bound(gamma, s.consts.rho, eps)
             runs = [("one step", lr_scale, draws, 1, 2)]
             if long_steps > 0:

@@ -318,13 +318,22 @@ def halving_index(values) -> int | None:
     return None if below.size == 0 else int(below[0])
 
 
+def near_min_index(values, factor: float = 1.1) -> int:
+    """First record index at which ``values`` come within ``factor`` of their minimum
+    (``values <= factor * min``): when a curve reaches its floor, robust to a slow creep
+    along a plateau that moves the arg-min itself."""
+    v = np.asarray(values, float)
+    return int(np.nonzero(v <= factor * v.min())[0][0])
+
+
 def summarize(result: SGDResult, n_train: int, n_test: int, z: float = 3.0,
               rise_factor: float = 1.1) -> list[dict]:
     """One row per configuration: initial, minimum (and its step) and final stable rank, the
     largest rise after the minimum, final accuracies, the step at which train and test accuracy
     separate (:func:`separation_index`, ``z`` standard errors) and the step at which the rank
     first exceeds ``rise_factor`` times its minimum (:func:`rise_index`), and the step at which
-    it first falls below half its initial value (:func:`halving_index`); ``None`` for never."""
+    it first falls below half its initial value (:func:`halving_index`) and first comes within
+    ``rise_factor`` of its minimum (:func:`near_min_index`); ``None`` for never."""
     h, steps = result.history, result.steps
     rows = []
     for b, s in enumerate(result.init_scales):
@@ -345,5 +354,6 @@ def summarize(result: SGDResult, n_train: int, n_test: int, z: float = 3.0,
             "separation_step": None if sep is None else int(steps[sep]),
             "rise_step": None if rise is None else int(steps[rise]),
             "halving_step": None if half is None else int(steps[half]),
+            "step_near_min": int(steps[near_min_index(sr, rise_factor)]),
         })
     return rows
