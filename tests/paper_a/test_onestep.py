@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 import torch
-
 from twolayer.paper_a import losses, lowrank, onestep
 
 LOGISTIC = losses.get_loss("logistic")

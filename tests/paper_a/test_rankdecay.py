@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-
 from twolayer.paper_a import rankdecay
 
 COMMON = dict(n=10, m=4, gamma=0.1, beta=0.1, steps=5, n_test=20, records=4)

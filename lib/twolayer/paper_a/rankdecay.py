@@ -220,7 +220,7 @@ def init_vs_steps(curves_by_scale: Mapping[float, np.ndarray], steps, factor: fl
         raise ValueError(f"no recorded step between 1 and T / {factor:g}")
     scales = sorted(curves_by_scale, reverse=True)
     out = []
-    for big, small in zip(scales, scales[1:]):
+    for big, small in zip(scales[:-1], scales[1:], strict=True):
         lr = np.log(curves_by_scale[small][:, k]) - np.log(curves_by_scale[big][:, -1])
         mean, lo, hi = t_interval(lr, level)
         out.append({"larger": float(big), "smaller": float(small), "short_step": int(steps[k]),
