@@ -186,6 +186,10 @@ def test_separation_and_rise():
     assert sgd.separation_index([0.5, 1.0, 0.9], [0.5, 0.8, 0.9], 300, 1000) is None
     assert sgd.rise_index([5, 2, 1, 1.5, 2.5, 3]) == 4
     assert sgd.rise_index([5, 2, 1, 1.5]) is None
+    assert sgd.halving_index([10, 6, 4.9, 3]) == 2
+    assert sgd.halving_index([10, 6, 5, 5.5]) is None  # never below half: the answer is no
+    assert sgd.near_min_index([10, 3, 1.05, 1.02, 1.0], 1.1) == 2
+    assert sgd.near_min_index([10, 3, 2, 1.5, 1.0], 1.1) == 4  # only the minimum itself
 
 
 def test_summarize_rows():
@@ -202,3 +206,6 @@ def test_summarize_rows():
         assert row["max_rise_after_min"] >= 1.0
         assert row["separation_step"] is None or row["separation_step"] in r.steps
         assert row["rise_step"] is None or row["rise_step"] > row["step_of_min"]
+        half = sgd.halving_index(sr)
+        assert row["halving_step"] == (None if half is None else r.steps[half])
+        assert row["step_near_min"] <= row["step_of_min"]

@@ -15,6 +15,7 @@ Gradient flow (Section 3)
     ``xor``          noisy 2-XOR in high dimension: batches, training, intervals (Section 5)
 Gradient descent (Sections 4-5)
     ``lowrank``      Theorem 4.2: C_R, the (A1) step bound, the (A2) initialization bound
+    ``onestep``      Theorem 4.2's experiments: runs, the initialization and size sweeps
     ``rankdecay``    Figure 1's stable-rank decay on the Gaussian mixture, run-store aware
     ``sgd``          batched minibatch SGD for ReLU nets with biases (Figure 2)
     ``images``       CIFAR-10 (binary archive, checksummed) and the offline digits stand-in
@@ -22,5 +23,5 @@ Gradient descent (Sections 4-5)
 from ..common._lazy import lazy_submodules
 
 __all__ = ["activations", "assumptions", "data", "flow", "images", "kkt", "losses", "lowrank",
-           "metrics", "models", "rankdecay", "sgd", "trainer", "xor"]
+           "metrics", "models", "onestep", "rankdecay", "sgd", "trainer", "xor"]
 __getattr__ = lazy_submodules(__name__, __all__)

@@ -27,6 +27,17 @@ Our derived bounds (proofs on the page, :func:`step1_bound`, :func:`trajectory_b
 
 At a Gaussian initialization ``StableRank(W0) ~ m d / (sqrt m + sqrt d)^2``
 (:func:`gaussian_stable_rank`), of order ``min(m, d)``.
+
+Item 1 (the risk goes to zero) made quantitative, our derivation (:func:`risk_bound`): the
+loss is ``beta``-smooth with ``beta = R_max^2 (1/4 + H / sqrt m)`` (:func:`smoothness`), and
+satisfies the proxy-PL inequality ``||grad L(W)||_F >= mu G(W)``, ``G = (1/n) sum_i g_i``,
+``mu = gamma R_min^2 (1 - rho) / (R_max sqrt(n (1 + rho)))`` (:func:`proxy_pl_constant`); once
+every margin is non-negative, ``g_i >= l_i / (2 log 2)``, so for ``alpha beta < 2`` and
+``t >= 1``: ``L(t) <= 1 / (1/L(1) + kappa (t - 1))`` with
+``kappa = alpha (1 - alpha beta / 2) mu^2 / (2 log 2)^2``.
+
+Used by the chapter ``notebooks/paper_a/one_step_low_rank`` (with
+:mod:`twolayer.paper_a.onestep`, which runs its experiments).
 """
 from __future__ import annotations
 
@@ -207,14 +218,14 @@ def init_condition(net, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, lr, 
     from .losses import get_loss
 
     loss = get_loss("logistic")
-    lr = torch.as_tensor(lr, dtype=W0.dtype).reshape(-1)
+    lr = torch.as_tensor(lr, dtype=W0.dtype, device=W0.device).reshape(-1)
     _, _, G = net.loss_and_grad(W0, X, y, loss)
     _, _, G0 = net.loss_and_grad(torch.zeros_like(W0), X, y, loss)
     g0 = torch.linalg.matrix_norm(G0)
     ratio = (torch.linalg.matrix_norm(W0) + lr * torch.linalg.matrix_norm(G - G0)) / (lr * g0)
     fmax = net.forward(W0, X).abs().amax(dim=-1)
-    return {"f_max": fmax.numpy(), "step_ratio": ratio.numpy(),
-            "holds": ((fmax <= 1 / 50) & (ratio <= eps)).numpy()}
+    return {"f_max": fmax.detach().cpu().numpy(), "step_ratio": ratio.detach().cpu().numpy(),
+            "holds": ((fmax <= 1 / 50) & (ratio <= eps)).cpu().numpy()}
 
 
 # --- the derived stable-rank bounds ---------------------------------------------------------------
@@ -242,10 +253,11 @@ def step1_lower_bound(W0: torch.Tensor, G: torch.Tensor, lr) -> np.ndarray:
     """A lower bound on ``StableRank(W0 - lr G)`` from the triangle inequality:
     ``((||W0||_F - s) / (||W0||_2 + s))^2`` with ``s = lr ||G||_F`` (0 where ``s >= ||W0||_F``)."""
     lr = torch.as_tensor(lr, dtype=W0.dtype).reshape(-1)
+    lr = lr.to(W0.device)
     s = lr * torch.linalg.matrix_norm(G)
     fro = torch.linalg.matrix_norm(W0)
     spec = torch.linalg.matrix_norm(W0, ord=2)
-    return (torch.clamp(fro - s, min=0) / (spec + s)).pow(2).numpy()
+    return (torch.clamp(fro - s, min=0) / (spec + s)).pow(2).cpu().numpy()
 
 
 def loss_ratio(net, X: torch.Tensor, y: torch.Tensor):
@@ -257,5 +269,101 @@ def loss_ratio(net, X: torch.Tensor, y: torch.Tensor):
     def metric(W: torch.Tensor) -> torch.Tensor:
         log_g = logsigmoid(-net.margins(W, X.to(W.dtype), y.to(W.dtype)))
         return log_g.amax(dim=-1) - log_g.amin(dim=-1)
+
+    return metric
+
+
+# --- item 1 under (A1): a rate, our derivation ----------------------------------------------------
+
+def smoothness(consts: DataConstants, m: int) -> float:
+    """``beta = R_max^2 (1/4 + H / sqrt m)``: the empirical risk's gradient is ``beta``-Lipschitz
+    (``l'' <= 1/4``, ``|l'| <= 1``, ``||a * phi'|| <= ||a|| = 1``, ``|a_j phi''| <= H/sqrt m``)."""
+    return consts.R_max ** 2 * (0.25 + consts.H / math.sqrt(m))
+
+
+def proxy_pl_constant(consts: DataConstants) -> float:
+    """``mu`` with ``||grad L(W)||_F >= mu (1/n) sum_i g_i`` for every ``W`` (a proxy-PL
+    inequality, as in Section E.6): test the gradient against ``a u^T``,
+    ``u = sum_k y_k x_k``, using ``phi' >= gamma``, ``a_j^2 = 1/m``,
+    ``y_i <x_i, u> >= R_min^2 (1 - rho)`` and ``||u||^2 <= n R_max^2 (1 + rho)``:
+    ``mu = gamma R_min^2 (1 - rho) / (R_max sqrt(n (1 + rho)))`` (0 if ``rho >= 1``)."""
+    if consts.rho >= 1:
+        return 0.0
+    return (consts.gamma * consts.R_min ** 2 * (1.0 - consts.rho)
+            / (consts.R_max * math.sqrt(consts.n * (1.0 + consts.rho))))
+
+
+def risk_rate(lr: float, beta: float, mu: float) -> float:
+    """``kappa = lr (1 - lr beta / 2) mu^2 / (2 log 2)^2``: the guaranteed growth of ``1/L`` per
+    step once every margin is non-negative (then ``g_i >= l_i / (2 log 2)``); 0 when
+    ``lr beta >= 2`` (the descent lemma gives nothing)."""
+    if lr * beta >= 2:
+        return 0.0
+    return lr * (1.0 - lr * beta / 2.0) * mu ** 2 / (2.0 * math.log(2.0)) ** 2
+
+
+def risk_bound(L1: float, t, kappa: float) -> np.ndarray:
+    """``1 / (1/L(1) + kappa (t - 1))`` for ``t >= 1``: our bound on the empirical risk under
+    (A1), given the risk ``L1`` after the first step (it goes to zero like ``1/(kappa t)``)."""
+    t = np.asarray(t, dtype=np.float64)
+    return 1.0 / (1.0 / L1 + kappa * (t - 1.0))
+
+
+def steps_to_reach(L1: float, target: float, kappa: float) -> float:
+    """The first ``t`` at which :func:`risk_bound` is at most ``target`` (``inf`` if
+    ``kappa = 0``)."""
+    if target >= L1:
+        return 1.0
+    if kappa <= 0:
+        return math.inf
+    return 1.0 + (1.0 / target - 1.0 / L1) / kappa
+
+
+# --- metrics recorded along gradient descent (for trainer.gradient_descent) -----------------------
+
+def margins_metric(net, X: torch.Tensor, y: torch.Tensor):
+    """A metric: every unnormalised margin ``y_i f(x_i; W)``, shape ``(B, n)`` (Lemma E.11(b)
+    says each of them increases along gradient descent)."""
+
+    def metric(W: torch.Tensor) -> torch.Tensor:
+        return net.margins(W, X.to(W), y.to(W))
+
+    return metric
+
+
+def gradient_gram_metric(net, X: torch.Tensor):
+    """A metric for Fact E.7, shape ``(B, 2)``: ``min_i ||grad f_i||_F^2 / (gamma ||x_i||)^2``
+    (gradient persistence: at least 1) and ``max_{i != k} |<grad f_i, grad f_k>| /
+    |<x_i, x_k>|`` (near-orthogonality of gradients: at most 1), with
+    ``grad_W f(x_i; W) = (a * phi'(W x_i)) x_i^T``."""
+
+    def metric(W: torch.Tensor) -> torch.Tensor:
+        Xw = X.to(W)
+        A = net.a(W).unsqueeze(-1) * net.phi.grad(net.preactivations(W, Xw))  # (B, m, n)
+        gram = (A.transpose(-1, -2) @ A) * (Xw @ Xw.T)                        # (B, n, n)
+        n = Xw.shape[0]
+        sq = (Xw * Xw).sum(dim=1)
+        persistence = (torch.diagonal(gram, dim1=-2, dim2=-1) / (net.gamma ** 2 * sq)).amin(-1)
+        off = ~torch.eye(n, dtype=torch.bool, device=W.device)
+        xx = (Xw @ Xw.T).abs()
+        ratio = torch.where(off & (xx > 0), gram.abs() / torch.where(xx > 0, xx, 1.0), 0.0)
+        return torch.stack([persistence, ratio.flatten(-2).amax(-1)], dim=-1)
+
+    return metric
+
+
+def gradient_bound_metric(net, X: torch.Tensor, y: torch.Tensor, R_max: float):
+    """A metric for Lemma E.3, shape ``(B,)``: ``||grad L(W)||_F / (R_max (1/n) sum_i g_i)``,
+    at most 1. With ``grad L = -C X`` (:meth:`~twolayer.paper_a.models.LeakyNetwork.loss_and_coef`)
+    the norm is ``sqrt(sum C K * C)`` with the Gram matrix ``K = X X^T``: no ``m x d`` product."""
+    from .losses import get_loss
+
+    loss = get_loss("logistic")
+
+    def metric(W: torch.Tensor) -> torch.Tensor:
+        Xw, yw = X.to(W), y.to(W)
+        _, _, C, q = net.loss_and_coef(W, Xw, yw, loss)
+        grad_norm = ((C @ (Xw @ Xw.T)) * C).sum(dim=(-2, -1)).clamp(min=0).sqrt()
+        return grad_norm / (R_max * loss.g(q).mean(dim=-1))
 
     return metric

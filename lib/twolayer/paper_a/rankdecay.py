@@ -15,6 +15,11 @@ configuration computed alone or in another batch gives the same numbers up to fl
 rounding (BLAS may sum in another order for another batch shape; the same batch gives the same
 bits), and a :class:`~twolayer.common.store.RunStore` returns exactly the numbers it was given.
 :func:`compute` loads what a store already holds and runs only the rest.
+
+The chapter ``notebooks/paper_a/figure1`` builds its configurations with :func:`figure1_configs`
+and reads them with :func:`relative_curves`, :func:`log_slopes` (a trend over seeds with a
+confidence interval), :func:`init_vs_steps` (Section 5: the initialization scale against
+training longer) and :func:`mean_ci`.
 """
 from __future__ import annotations
 
@@ -136,3 +141,89 @@ def compute(configs: Iterable[Mapping[str, Any]], store: RunStore | None = None,
         arrays, metrics = store.load(cfg)
         results.append((cfg, arrays, metrics))
     return results, len(todo)
+
+
+# --- Figure 1: configurations and the statistics the page checks ---------------------------------
+
+def figure1_configs(run_seeds, dims, d_right: int, scales, left_scale: float, left_lr: float,
+                    right_lr: float, **common) -> dict:
+    """The configurations of Figure 1, keyed ``("left", d, seed)`` (left panel: every ``d`` of
+    ``dims`` at ``left_scale`` and ``left_lr``) and ``("grid", d, scale, seed)`` (the right panel
+    and the heat maps: every ``d`` of ``dims`` and ``d_right``, every scale, at ``right_lr``);
+    ``common`` holds ``n, m, gamma, beta, steps, n_test, records``."""
+    out = {}
+    for s in run_seeds:
+        for d in dims:
+            out[("left", d, s)] = config(d=d, init_scale=left_scale, lr=left_lr, seed=s, **common)
+        for d in sorted(set(dims) | {d_right}):
+            for sc in scales:
+                out[("grid", d, sc, s)] = config(d=d, init_scale=sc, lr=right_lr, seed=s,
+                                                 **common)
+    return out
+
+
+def relative_curves(results: Mapping, key_prefix: tuple, run_seeds) -> np.ndarray:
+    """Stable rank relative to its initial value, one row per seed: ``(seeds, records)``.
+    ``results[(*key_prefix, seed)]`` is ``(arrays, metrics)``."""
+    curves = np.stack([np.asarray(results[(*key_prefix, s)][0]["stable_rank"], float)
+                       for s in run_seeds])
+    return curves / curves[:, :1]
+
+
+def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, lo, hi)``: the mean of ``values`` (one per seed) with its Student-t interval;
+    ``lo = hi = nan`` for fewer than two values."""
+    from scipy.stats import t as student
+
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    mean = float(v.mean())
+    if v.size < 2:
+        return mean, math.nan, math.nan
+    half = float(student.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return mean, mean - half, mean + half
+
+
+mean_ci = t_interval
+
+
+def log_slopes(values, x, level: float = 0.95) -> dict:
+    """The trend of positive ``values`` (``(seeds, len(x))``) in ``x`` on log-log axes: the
+    least-squares slope of ``log values`` against ``log x`` for each seed, their mean and its
+    Student-t interval over seeds: ``{"slope", "ci": [lo, hi], "per_seed"}``."""
+    v = np.asarray(values, dtype=np.float64)
+    lx = np.log(np.asarray(x, dtype=np.float64))
+    if v.ndim != 2 or v.shape[1] != lx.size or lx.size < 2:
+        raise ValueError("values must be (seeds, len(x)) with at least two x")
+    if np.any(v <= 0):
+        raise ValueError("log_slopes needs positive values")
+    per_seed = np.polyfit(lx, np.log(v).T, 1)[0]
+    mean, lo, hi = t_interval(per_seed, level)
+    return {"slope": mean, "ci": [lo, hi], "per_seed": per_seed.tolist()}
+
+
+def record_at_or_before(steps, t: float) -> int:
+    """Index of the last recorded step at or before ``t`` (``-1`` if none)."""
+    return int(np.searchsorted(np.asarray(steps), t, side="right")) - 1
+
+
+def init_vs_steps(curves_by_scale: Mapping[float, np.ndarray], steps, factor: float = 10.0,
+                  level: float = 0.95) -> list[dict]:
+    """Section 5's "the initialization scale is more influential than training longer": for
+    each pair of neighbouring scales ``s > s'`` (sorted from the largest), the log of the
+    relative stable rank that ``s'`` reaches in ``T / factor`` steps over the one ``s`` reaches
+    in all ``T`` steps, per seed, with its mean and Student-t interval. Negative: one step
+    down in scale beats ``factor`` times the steps. ``curves_by_scale[s]``: ``(seeds,
+    records)`` relative stable ranks at the recorded ``steps``."""
+    steps = np.asarray(steps)
+    k = record_at_or_before(steps, steps[-1] / factor)
+    if k < 1:
+        raise ValueError(f"no recorded step between 1 and T / {factor:g}")
+    scales = sorted(curves_by_scale, reverse=True)
+    out = []
+    for big, small in zip(scales[:-1], scales[1:], strict=True):
+        lr = np.log(curves_by_scale[small][:, k]) - np.log(curves_by_scale[big][:, -1])
+        mean, lo, hi = t_interval(lr, level)
+        out.append({"larger": float(big), "smaller": float(small), "short_step": int(steps[k]),
+                    "long_step": int(steps[-1]), "log_ratio": mean, "ci": [lo, hi],
+                    "per_seed": lr.tolist()})
+    return out

@@ -21,7 +21,9 @@ configuration, so configurations differ only by their scale; with ``k = 1`` it i
 :class:`~twolayer.paper_a.models.TwoLayerNet`'s draw.
 
 At the ``record_steps`` the history holds the stable rank of each first layer ``W_b``, train
-and test accuracy and loss. A non-finite or exploding minibatch loss stops the run with
+and test accuracy and loss. :func:`summarize`, :func:`halving_index`, :func:`separation_index`
+and :func:`rise_index` read a history the way the chapter ``notebooks/paper_a/real_images``
+(Figure 2) checks it. A non-finite or exploding minibatch loss stops the run with
 :class:`twolayer.paper_a.trainer.DivergenceError`, naming the step, the quantity and the configuration.
 """
 from __future__ import annotations
@@ -308,12 +310,30 @@ def rise_index(values, factor: float = 2.0) -> int | None:
     return None if later.size == 0 else i0 + int(later[0])
 
 
+def halving_index(values) -> int | None:
+    """First record index at which ``values`` fall below half of their first value (``None``
+    if they never do): when a stable rank has dropped by half (Figure 2's "rapidly")."""
+    v = np.asarray(values, float)
+    below = np.nonzero(v < v[0] / 2)[0]
+    return None if below.size == 0 else int(below[0])
+
+
+def near_min_index(values, factor: float = 1.1) -> int:
+    """First record index at which ``values`` come within ``factor`` of their minimum
+    (``values <= factor * min``): when a curve reaches its floor, robust to a slow creep
+    along a plateau that moves the arg-min itself."""
+    v = np.asarray(values, float)
+    return int(np.nonzero(v <= factor * v.min())[0][0])
+
+
 def summarize(result: SGDResult, n_train: int, n_test: int, z: float = 3.0,
               rise_factor: float = 1.1) -> list[dict]:
     """One row per configuration: initial, minimum (and its step) and final stable rank, the
     largest rise after the minimum, final accuracies, the step at which train and test accuracy
     separate (:func:`separation_index`, ``z`` standard errors) and the step at which the rank
-    first exceeds ``rise_factor`` times its minimum (:func:`rise_index`); ``None`` for never."""
+    first exceeds ``rise_factor`` times its minimum (:func:`rise_index`), and the step at which
+    it first falls below half its initial value (:func:`halving_index`) and first comes within
+    ``rise_factor`` of its minimum (:func:`near_min_index`); ``None`` for never."""
     h, steps = result.history, result.steps
     rows = []
     for b, s in enumerate(result.init_scales):
@@ -321,6 +341,7 @@ def summarize(result: SGDResult, n_train: int, n_test: int, z: float = 3.0,
         i_min = int(np.argmin(sr))
         sep = separation_index(h["train_acc"][:, b], h["test_acc"][:, b], n_train, n_test, z)
         rise = rise_index(sr, rise_factor)
+        half = halving_index(sr)
         rows.append({
             "init_scale": float(s),
             "initial_stable_rank": float(sr[0]),
@@ -332,5 +353,7 @@ def summarize(result: SGDResult, n_train: int, n_test: int, z: float = 3.0,
             "final_test_acc": float(h["test_acc"][-1, b]),
             "separation_step": None if sep is None else int(steps[sep]),
             "rise_step": None if rise is None else int(steps[rise]),
+            "halving_step": None if half is None else int(steps[half]),
+            "step_near_min": int(steps[near_min_index(sr, rise_factor)]),
         })
     return rows

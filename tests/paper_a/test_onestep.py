@@ -1,0 +1,165 @@
+"""Tests of twolayer.paper_a.onestep (the runners of the one_step_low_rank chapter) and of the
+bounds it uses from twolayer.paper_a.lowrank: Fact E.7 and Lemma E.3 metrics, the smoothness and
+proxy-PL constants and the risk rate under (A1)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from twolayer.paper_a import losses, lowrank, onestep
+
+LOGISTIC = losses.get_loss("logistic")
+
+
+@pytest.fixture(scope="module")
+def small():
+    return onestep.setup(6, 60, 12, 0.5, seed=1, data_ratio=0.5)
+
+
+def test_setup_constants(small):
+    s = small
+    assert s.X.shape == (6, 60) and s.net.m == 12
+    assert s.consts.condition_ratio == pytest.approx(0.5, rel=1e-9)
+    assert s.alpha_A1 == s.consts.step_bound
+    assert s.omega_A2 == min(s.bound.omega_f, s.bound.omega_step)
+    assert s.grad0 == pytest.approx(lowrank.grad_at_zero_norm(s.X.numpy(), s.y.numpy(), 0.5))
+    # the init over the first step grows linearly with omega
+    r = s.init_over_step([s.omega_A2, 10 * s.omega_A2])
+    assert r[1] == pytest.approx(10 * r[0])
+
+
+def test_run_batch_inside_and_outside_A2(small):
+    s = small
+    omega = np.array([1.0, 1.0, 1e4]) * s.omega_A2
+    b = onestep.run_batch(s, omega, np.full(3, s.alpha_A1), steps=5, seed=0, records=5)
+    h = b.history
+    assert h["stable_rank"].shape == (len(b.steps), 3)
+    assert h["margins"].shape == (len(b.steps), 3, 6)
+    assert h["fact_e7"].shape == (len(b.steps), 3, 2)
+    # inside (A2): realised, and one step gives a stable rank below ((1+eps)/(1-eps))^2
+    assert b.realised["holds"][:2].all()
+    assert (h["stable_rank"][1, :2] <= lowrank.step1_bound(0.05)).all()
+    # outside (the answer is no): 1e4 times the bound violates (A2), the rank stays high
+    assert not b.realised["holds"][2]
+    assert h["stable_rank"][1, 2] > 2
+    # init over the first step: about eps at the bound, 1e4 times more at the large init
+    assert b.init_over_step[0] <= 0.05 and b.init_over_step[2] > 100
+    assert (h["stable_rank"][1] >= b.step1_lower * (1 - 1e-9)).all()
+    with pytest.raises(ValueError, match="one value per run"):
+        onestep.run_batch(s, omega, np.full(2, s.alpha_A1), steps=1, seed=0)
+
+
+def test_init_sweep_transition(small):
+    s = small
+    sw = onestep.init_sweep(s, [1.0, 1e2, 1e4], draws=2, seed=3)
+    assert sw["sr1"].shape == (6,) and (sw["multiplier"] == np.repeat([1.0, 1e2, 1e4], 2)).all()
+    per_mult = sw["r"] / sw["multiplier"]  # r is linear in the scale (independent draws)
+    np.testing.assert_allclose(per_mult, np.median(per_mult), rtol=0.2)
+    assert (sw["sr1"][:2] < 1.5).all()     # r about eps: one step to low rank
+    assert (sw["sr1"][4:] > 0.5 * sw["sr0"][4:]).all()  # r about 500: no drop
+    assert sw["a2_holds"][:2].all() and not sw["a2_holds"][4:].any()
+
+
+def test_size_sweep_rows():
+    rows = onestep.size_sweep({"m": [4, 8], "n": [3, 5]}, {"n": 4, "d": 30, "m": 6}, 0.5,
+                              seed=0, draws=2, long_lr_scale=100.0, long_steps=4)
+    assert len(rows) == 4 * 3
+    kinds = [r["kind"] for r in rows]
+    assert kinds.count("one step") == 8 and kinds.count("trajectory") == 4
+    for r in rows:
+        assert r["lower"] <= r["SR(0)"] <= min(r["m"], r["d"])
+        assert r["A2 holds"] and r["SR(1)"] <= lowrank.step1_bound(0.05)
+        assert r["max SR(t>=1)"] <= r["C"]
+    assert {r["m"] for r in rows if r["swept"] == "m"} == {4, 8}
+    assert [r["steps"] for r in rows if r["kind"] == "trajectory"] == [4] * 4
+
+
+def _autograd_gram(net, W, X):
+    """<grad_W f(x_i; W), grad_W f(x_k; W)> for one W (m, d), by autograd."""
+    grads = []
+    for i in range(X.shape[0]):
+        Wr = W.clone().requires_grad_(True)
+        net.forward(Wr, X[i:i + 1]).sum().backward()
+        grads.append(Wr.grad.reshape(-1))
+    G = torch.stack(grads)
+    return G @ G.T
+
+
+def test_gradient_gram_metric_matches_autograd(small):
+    s = small
+    W = s.net.init(s.d, 0.3, seed=5, batch=2)
+    out = lowrank.gradient_gram_metric(s.net, s.X)(W)
+    assert out.shape == (2, 2)
+    for b in range(2):
+        gram = _autograd_gram(s.net, W[b], s.X)
+        xx = s.X @ s.X.T
+        pers = (torch.diagonal(gram) / (0.25 * torch.diagonal(xx))).min()
+        off = ~torch.eye(6, dtype=torch.bool)
+        ratio = (gram.abs()[off] / xx.abs()[off]).max()
+        assert float(out[b, 0]) == pytest.approx(float(pers), rel=1e-10)
+        assert float(out[b, 1]) == pytest.approx(float(ratio), rel=1e-10)
+        assert float(out[b, 0]) >= 1 and float(out[b, 1]) <= 1  # Fact E.7
+
+
+def test_gradient_bound_metric(small):
+    s = small
+    W = s.net.init(s.d, 0.5, seed=6, batch=3)
+    out = lowrank.gradient_bound_metric(s.net, s.X, s.y, s.consts.R_max)(W)
+    _, _, G = s.net.loss_and_grad(W, s.X, s.y, LOGISTIC)
+    g = LOGISTIC.g(s.net.margins(W, s.X, s.y)).mean(dim=-1)
+    direct = torch.linalg.matrix_norm(G) / (s.consts.R_max * g)
+    np.testing.assert_allclose(out.numpy(), direct.numpy(), rtol=1e-10)
+    assert (out <= 1).all()  # Lemma E.3
+
+
+def test_smoothness_and_proxy_pl(small):
+    s = small
+    beta, mu = lowrank.smoothness(s.consts, s.m), lowrank.proxy_pl_constant(s.consts)
+    gen = torch.Generator().manual_seed(0)
+    for scale in (0.01, 0.5, 3.0):
+        W = torch.randn((12, 60), generator=gen, dtype=torch.float64) * scale
+        V = torch.randn((12, 60), generator=gen, dtype=torch.float64)
+        V /= torch.linalg.matrix_norm(V)
+        h = 1e-3
+        Lp, L0, Lm = (float(s.net.loss_and_grad(W + c * V, s.X, s.y, LOGISTIC)[0])
+                      for c in (h, 0.0, -h))
+        assert abs(Lp - 2 * L0 + Lm) / h**2 <= beta * (1 + 1e-4)  # second derivative <= beta
+        _, _, G = s.net.loss_and_grad(W, s.X, s.y, LOGISTIC)
+        g = float(LOGISTIC.g(s.net.margins(W, s.X, s.y)).mean())
+        assert float(torch.linalg.matrix_norm(G)) >= mu * g  # proxy-PL
+    # without near-orthogonality there is no proxy-PL constant (the answer is no)
+    bad = lowrank.DataConstants(4, 1.0, 1.0, 0.5, 0.5, 0.25)
+    assert bad.rho >= 1 and lowrank.proxy_pl_constant(bad) == 0.0
+
+
+def test_risk_rate_and_bound():
+    assert lowrank.risk_rate(0.1, 1.0, 0.5) == pytest.approx(
+        0.1 * 0.95 * 0.25 / (2 * math.log(2)) ** 2)
+    assert lowrank.risk_rate(2.0, 1.0, 0.5) == 0.0  # lr beta >= 2: the descent lemma fails
+    np.testing.assert_allclose(lowrank.risk_bound(0.5, [1, 11], 0.1), [0.5, 1 / 3])
+    assert lowrank.steps_to_reach(0.5, 0.25, 0.1) == pytest.approx(21.0)
+    assert lowrank.steps_to_reach(0.5, 0.6, 0.1) == 1.0
+    assert math.isinf(lowrank.steps_to_reach(0.5, 0.25, 0.0))
+
+
+def test_risk_bound_holds_along_gradient_descent():
+    # a step 1000 times (A1) still has lr beta < 2: the bound applies and holds
+    s = onestep.setup(5, 40, 10, 0.5, seed=2)
+    lr = 1000 * s.alpha_A1
+    b = onestep.run_batch(s, [s.omega_A2], [lr], steps=100, seed=1, records=10, full=False)
+    kappa = lowrank.risk_rate(lr, lowrank.smoothness(s.consts, 10),
+                              lowrank.proxy_pl_constant(s.consts))
+    assert kappa > 0
+    t1 = b.steps >= 1
+    loss = b.history["loss"][t1, 0]
+    assert (b.history["min_margin"][t1, 0] > 0).all()
+    assert (loss <= lowrank.risk_bound(loss[0], b.steps[t1], kappa) * (1 + 1e-12)).all()
+    # and a bound ten times faster would be violated: the check can fail
+    assert (loss > lowrank.risk_bound(loss[0], b.steps[t1], 1e3 * kappa)).any()
+
+
+def test_monotone_increasing():
+    assert onestep.monotone_increasing([[1, 2], [2, 3], [3, 5]]).all()
+    assert not onestep.monotone_increasing([[1, 2], [2, 2]])[1]

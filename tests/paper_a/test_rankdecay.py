@@ -1,0 +1,83 @@
+"""Tests of the Figure 1 helpers of twolayer.paper_a.rankdecay: configurations, relative curves,
+trends over seeds with confidence intervals, and "initialization scale against training
+longer". (The runs and the run store are tested in tests/common/test_store.py.)"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from twolayer.paper_a import rankdecay
+
+COMMON = dict(n=10, m=4, gamma=0.1, beta=0.1, steps=5, n_test=20, records=4)
+
+
+def test_figure1_configs_keys():
+    cf = rankdecay.figure1_configs([7, 8], [50, 100], 100, [1.0, 0.1], 0.02, 0.01, 0.16,
+                                   **COMMON)
+    left = [k for k in cf if k[0] == "left"]
+    grid = [k for k in cf if k[0] == "grid"]
+    assert len(left) == 2 * 2 and len(grid) == 2 * 2 * 2  # d_right already in dims
+    assert cf[("left", 50, 7)]["init_scale"] == 0.02 and cf[("left", 50, 7)]["lr"] == 0.01
+    assert cf[("grid", 100, 0.1, 8)]["lr"] == 0.16 and cf[("grid", 100, 0.1, 8)]["seed"] == 8
+    cf = rankdecay.figure1_configs([7], [50], 300, [1.0], 0.02, 0.01, 0.16, **COMMON)
+    assert ("grid", 300, 1.0, 7) in cf and ("left", 300, 7) not in cf
+
+
+def test_relative_curves():
+    R = {("grid", 50, 1.0, s): ({"stable_rank": np.array([4.0, 2.0, 1.0]) * (s + 1)}, {})
+         for s in (0, 1)}
+    out = rankdecay.relative_curves(R, ("grid", 50, 1.0), [0, 1])
+    np.testing.assert_allclose(out, [[1, 0.5, 0.25], [1, 0.5, 0.25]])
+
+
+def test_t_interval():
+    mean, lo, hi = rankdecay.t_interval([1.0, 2.0, 3.0])
+    assert mean == 2.0
+    assert hi - mean == pytest.approx(4.302652729911275 * 1.0 / math.sqrt(3))
+    assert lo == pytest.approx(2 * mean - hi)
+    m, lo, hi = rankdecay.t_interval([5.0])
+    assert m == 5.0 and math.isnan(lo) and math.isnan(hi)
+
+
+def test_log_slopes_power_laws_and_noise():
+    x = np.array([10.0, 100.0, 1000.0])
+    exact = np.array([[2 * x**-0.3], [3 * x**-0.3], [5 * x**-0.3]])[:, 0]
+    t = rankdecay.log_slopes(exact, x)
+    assert t["slope"] == pytest.approx(-0.3) and t["ci"] == pytest.approx([-0.3, -0.3])
+    # no trend (the answer is no): the interval contains 0
+    rng = np.random.default_rng(0)
+    flat = np.exp(0.1 * rng.standard_normal((5, 3)))
+    t = rankdecay.log_slopes(flat, x)
+    assert t["ci"][0] < 0 < t["ci"][1]
+    with pytest.raises(ValueError, match="positive"):
+        rankdecay.log_slopes(-exact, x)
+    with pytest.raises(ValueError):
+        rankdecay.log_slopes(exact, x[:2])
+
+
+def test_record_at_or_before():
+    steps = np.array([0, 1, 2, 5, 10, 30])
+    assert rankdecay.record_at_or_before(steps, 3.0) == 2
+    assert rankdecay.record_at_or_before(steps, 5) == 3
+    assert rankdecay.record_at_or_before(steps, -1) == -1
+
+
+def test_init_vs_steps_both_ways():
+    steps = np.array([0, 1, 3, 10, 30, 100])
+    seeds = 4
+    # the smaller scale falls fast, the larger slowly: one step down in scale wins
+    fast = np.tile([1.0, 0.5, 0.2, 0.1, 0.1, 0.1], (seeds, 1))
+    slow = np.tile([1.0, 0.99, 0.97, 0.9, 0.8, 0.5], (seeds, 1))
+    noise = 1 + 0.01 * np.arange(seeds)[:, None]
+    out = rankdecay.init_vs_steps({1.0: slow * noise, 0.1: fast * noise}, steps)
+    assert len(out) == 1 and out[0]["larger"] == 1.0 and out[0]["smaller"] == 0.1
+    assert out[0]["short_step"] == 10 and out[0]["long_step"] == 100
+    assert out[0]["ci"][1] < 0
+    # training longer wins (the answer is no): the larger scale falls below the smaller's
+    # early value by the end
+    late = np.tile([1.0, 0.99, 0.9, 0.6, 0.2, 0.05], (seeds, 1))
+    out = rankdecay.init_vs_steps({1.0: late * noise, 0.1: slow * noise}, steps)
+    assert out[0]["ci"][0] > 0
+    with pytest.raises(ValueError, match="T / 10"):
+        rankdecay.init_vs_steps({1.0: slow[:, :2], 0.1: fast[:, :2]}, steps[:2])
