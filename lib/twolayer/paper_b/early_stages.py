@@ -217,19 +217,32 @@ def lambda_sweep(net1: pop.Net, teacher: tmod.Teacher, lams) -> list[dict]:
     return rows
 
 
-def eps0_sweep(ms, d: int, kind: str, r: int, m_star: int, repeats: int, lam_scale: float,
-               grid: int, seed: int) -> dict:
-    """Lemma 4 over widths: for every width of ``ms`` and ``repeats`` independent teachers and
-    initializations, Stage 1, then Stage 2 at the paper's schedule scaled down,
-    ``lambda = lam_scale sqrt(eps0)``, and its optimality gap ``zeta`` against the grid
-    estimate of ``min_mu L_lambda(mu)``. Arrays ``(len(ms), repeats)``: ``eps0``, ``lam``,
-    ``zeta``, ``kept`` and ``threshold`` (:func:`zero_threshold`)."""
-    shape = (len(ms), repeats)
+def population_zero_threshold(teacher: tmod.Teacher, grid: int) -> float:
+    """The smallest ``lambda`` at which the zero measure minimizes ``L_lambda(mu)`` over all
+    measures on the sphere: ``2 sup_w |sum_j a*_j kappa2(w . w*_j)|`` (the same optimality
+    condition as :func:`zero_threshold`, over every direction), the supremum taken over a grid
+    of ``S_*`` and the teacher directions (off ``S_*`` every ``|w . w*_j|`` only shrinks)."""
+    B = teacher.info["basis"]
+    U = np.concatenate([teacher.W / np.linalg.norm(teacher.W, axis=1, keepdims=True),
+                        feat.sphere_grid(B.shape[1], grid) @ B.T])
+    cs = teacher.a * np.linalg.norm(teacher.W, axis=1)
+    Us = teacher.W / np.linalg.norm(teacher.W, axis=1, keepdims=True)
+    return float(2 * np.max(np.abs(kappa2(U @ Us.T) @ cs)))
+
+
+def eps0_sweep(ms, teacher_list, lam_scale: float, grid: int, seed: int) -> dict:
+    """Lemma 4 over widths: for every width of ``ms`` (made even) and every teacher of
+    ``teacher_list`` (one independent initialization each), Stage 1, then Stage 2 at the
+    paper's schedule scaled down, ``lambda = lam_scale sqrt(eps0)``, and its optimality gap
+    ``zeta`` against the grid estimate of ``min_mu L_lambda(mu)``
+    (:func:`~twolayer.paper_b.features.min_measure_loss`). Arrays ``(len(ms),
+    len(teacher_list))``: ``eps0``, ``lam``, ``zeta``, ``kept`` and ``threshold``
+    (:func:`zero_threshold`)."""
+    shape = (len(ms), len(teacher_list))
     out = {k: np.empty(shape) for k in ("eps0", "lam", "zeta", "kept", "threshold")}
-    for s in range(repeats):
-        t = tmod.make(kind, d, r, m_star, seeds.derive(seed, "eps0-teacher", s))
+    for s, t in enumerate(teacher_list):
         for i, m in enumerate(ms):
-            net0 = alg.symmetric_init(d, m + m % 2, seeds.derive(seed, "eps0-init", s, m))
+            net0 = alg.symmetric_init(t.d, m + m % 2, seeds.derive(seed, "eps0-init", s, m))
             net1 = alg.stage1(net0, t)
             eps0 = coverage(t, net1.W, False)
             lam = lam_scale * math.sqrt(eps0)
@@ -239,3 +252,12 @@ def eps0_sweep(ms, d: int, kind: str, r: int, m_star: int, repeats: int, lam_sca
             out["kept"][i, s] = int(np.sum(np.abs(info["a"]) > 1e-8))
             out["threshold"][i, s] = zero_threshold(net1.W, t)
     return out
+
+
+def zeta_eps0_slope(sweep: dict, seed: int) -> fits.Estimate:
+    """Lemma 4's ``zeta = O(eps0)`` as a rate: the log-log slope of ``zeta`` against ``eps0``
+    pooled over every run of :func:`eps0_sweep`, with its bootstrap spread over the teachers
+    (the columns). Raises ``ValueError`` if some ``zeta <= 0`` (the grid estimate of the
+    minimum is then too coarse to give a gap)."""
+    return fits.bootstrap(lambda E, Z: fits.loglog_slope(E, Z), [sweep["eps0"], sweep["zeta"]],
+                          seed=seed)
