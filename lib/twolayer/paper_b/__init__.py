@@ -10,9 +10,12 @@ only :mod:`twolayer.common`.
 ``algorithm1``   symmetric initialization and Stages 1-3 of Algorithm 1
 ``certificate``  the dual certificate (Definition 1, Appendix G), Lemma 7's direction
 ``samples``      Algorithm 1 on n samples (Appendix J)
+``early_stages`` studies of Stages 1 and 2 (Lemma 3, Lemma C.1, Lemma 4)
+``random_features`` the first layer frozen after Stage 1 (random features in S_*)
+``fits``         log-log slopes and their bootstrap spread over a page's repetitions
 """
 from ..common._lazy import lazy_submodules
 
-__all__ = ["algorithm1", "certificate", "features", "hermite", "kernels", "population",
-           "samples", "teacher"]
+__all__ = ["algorithm1", "certificate", "early_stages", "features", "fits", "hermite",
+           "kernels", "population", "random_features", "samples", "teacher"]
 __getattr__ = lazy_submodules(__name__, __all__)
