@@ -115,3 +115,26 @@ def test_lemma_i2_corrected_and_printed():
     assert hermite.lemma_i2_printed(0.05) >= hermite.lemma_i2_max(0.05)
     c = hermite.LEMMA_I2_CROSSING
     assert hermite.lemma_i2_printed(c) == pytest.approx(hermite.lemma_i2_corrected(c), rel=1e-12)
+
+
+def test_mc_second_order_projection_is_sigma2_vHv():
+    t = tmod.random_teacher(6, 2, 3, 0)
+    rng = np.random.default_rng(0)
+    V = np.stack([t.info["basis"][:, 0], rng.standard_normal(6)])
+    V /= np.linalg.norm(V, axis=1, keepdims=True)
+    mc, se = hermite.mc_second_order(t, V, 300_000, 1, batch=70_000)
+    theory = hermite.relu_coefficient(2) * np.einsum("id,de,ie->i", V, t.H(), V)
+    assert np.all(np.abs(mc - theory) < 5 * se)
+    # H's sign matters: the projection of -f_* has the opposite sign
+    neg = tmod.Teacher(-t.a, t.W, info=t.info)
+    mc_neg, _ = hermite.mc_second_order(neg, V, 300_000, 1)
+    assert np.allclose(mc_neg, -mc)
+
+
+def test_mc_ge2_batches_give_the_same_draws():
+    t = tmod.prototype(5, 0)
+    rng = np.random.default_rng(3)
+    net = pop.Net(rng.standard_normal(3), rng.standard_normal((3, 5)))
+    one = hermite.mc_ge2(net, t, 50_000, 7, batch=50_000)
+    many = hermite.mc_ge2(net, t, 50_000, 7, batch=7_000)
+    assert one[0] == pytest.approx(many[0], rel=1e-12)

@@ -232,13 +232,43 @@ def claim_b1_terms(net: pop.Net, teacher: Teacher) -> dict:
             "literal_offset": const}
 
 
-def mc_ge2(net: pop.Net, teacher: Teacher, n: int, seed: int, literal: bool = False):
-    """Monte Carlo ``E[(f_{>=2} - f~_*)^2]`` (mean, standard error) for either reading."""
-    X = np.random.default_rng(seed).standard_normal((n, teacher.d))
-    if literal:
-        f = kernels.relu_ge2(X @ net.W.T) @ net.a
-    else:
-        nn = np.linalg.norm(net.W, axis=1)
-        f = kernels.relu_ge2(X @ (net.W / nn[:, None]).T) @ (net.a * nn)
-    r2 = (f - teacher.y_tilde(X)) ** 2
-    return float(r2.mean()), float(r2.std() / math.sqrt(n))
+def mc_ge2(net: pop.Net, teacher: Teacher, n: int, seed: int, literal: bool = False,
+           batch: int = 200_000):
+    """Monte Carlo ``E[(f_{>=2} - f~_*)^2]`` (mean, standard error) for either reading, in
+    batches of ``batch`` inputs (the same draws as one batch of ``n``)."""
+    rng = np.random.default_rng(seed)
+    nn = np.linalg.norm(net.W, axis=1)
+    s = s2 = 0.0
+    done = 0
+    while done < n:
+        k = min(batch, n - done)
+        X = rng.standard_normal((k, teacher.d))
+        if literal:
+            f = kernels.relu_ge2(X @ net.W.T) @ net.a
+        else:
+            f = kernels.relu_ge2(X @ (net.W / nn[:, None]).T) @ (net.a * nn)
+        r2 = (f - teacher.y_tilde(X)) ** 2
+        s += float(r2.sum())
+        s2 += float((r2 * r2).sum())
+        done += k
+    mean = s / n
+    return mean, math.sqrt(max(s2 / n - mean * mean, 0.0) / n)
+
+
+def mc_second_order(teacher: Teacher, V: np.ndarray, n: int, seed: int,
+                    batch: int = 200_000):
+    """Monte Carlo ``E[f_*(x) h_2(v.x)]`` for every unit row ``v`` of ``V`` (means and standard
+    errors), in batches; the paragraph after Assumption 3 says it is ``sigma_2 v^T H v``."""
+    rng = np.random.default_rng(seed)
+    s = np.zeros(len(V))
+    s2 = np.zeros(len(V))
+    done = 0
+    while done < n:
+        k = min(batch, n - done)
+        X = rng.standard_normal((k, teacher.d))
+        prod = teacher(X)[:, None] * ((X @ V.T) ** 2 - 1) / math.sqrt(2)
+        s += prod.sum(0)
+        s2 += (prod * prod).sum(0)
+        done += k
+    mean = s / n
+    return mean, np.sqrt(np.maximum(s2 / n - mean * mean, 0.0) / n)
