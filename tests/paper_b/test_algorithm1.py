@@ -134,7 +134,7 @@ def test_assumption_hypotheses_record_worst_case():
                                         tmod.degenerate(10, 2, 3, 0)])
     assert [h.name for h in hs] == ["assumption_1", "assumption_2", "assumption_3"]
     assert hs[0].holds and hs[1].holds and not hs[2].holds
-    assert "rank H = 1" in hs[2].reason
+    assert "rank H < r for 1 of 2 teachers" in hs[2].reason
 
 
 # --- Stage 2: the exact zero threshold ----------------------------------------------------------

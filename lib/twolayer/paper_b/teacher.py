@@ -202,6 +202,9 @@ def make(kind: str, d: int, r: int, m_star: int, seed: int) -> Teacher:
     raise ValueError(f"unknown teacher kind {kind!r}")
 
 
+KAPPA_RELATIVE_FLOOR = 1e-8   # kappa / |lambda_1(H)| below this is rank deficiency up to rounding
+
+
 def assumption_values(teachers) -> dict:
     """The worst case over ``teachers`` of what Assumptions 1-3 require: ``r / d`` (below 1:
     ``S_*`` is a proper subspace, the computable part of ``r << d``), ``Delta`` (above 0) and
@@ -213,10 +216,8 @@ def assumption_values(teachers) -> dict:
     return {"r_over_d": max(c["r"] / t.d for c, t in zip(cs, teachers, strict=True)),
             "Delta": min(c["Delta"] for c in cs), "kappa_rel": min(rel),
             "kappa": min(c["kappa"] for c in cs), "r": max(c["r"] for c in cs),
-            "rank_H": min(c["rank_H"] for c in cs)}
-
-
-KAPPA_RELATIVE_FLOOR = 1e-8   # kappa / |lambda_1(H)| below this is rank deficiency up to rounding
+            "rank_H": min(c["rank_H"] for c in cs),
+            "deficient": sum(r < KAPPA_RELATIVE_FLOOR for r in rel), "count": len(cs)}
 
 
 def assumption_hypotheses(contract, teachers) -> list:
@@ -238,6 +239,7 @@ def assumption_hypotheses(contract, teachers) -> list:
         contract.hypothesis(
             "assumption_3", title="Assumption 3", statement="b-asm-3", value=v["kappa_rel"],
             bound=KAPPA_RELATIVE_FLOOR, op=">",
-            reason="" if h3 else f"rank H = {v['rank_H']} < r = {v['r']}: kappa / "
-                                 f"|lambda_1(H)| = {v['kappa_rel']:.1e} is rounding"),
+            reason="" if h3 else f"rank H < r for {v['deficient']} of {v['count']} teachers "
+                                 f"(kappa / |lambda_1(H)| down to {v['kappa_rel']:.1e}, "
+                                 "rounding)"),
     ]
