@@ -206,18 +206,23 @@ def end_to_end(teacher: Teacher, net0: Net, ratios, lam0: float, epochs: int, st
                eta: float, seed: int) -> list[dict]:
     """Algorithm 1 on ``n = ratio d^2`` samples for every ratio (Stage 1's step, Stage 2's
     Lasso over ``(a, alpha, beta)``, balancing, ``epochs`` epochs of full-batch gradient
-    descent): per ratio the population and empirical losses and, for every teacher neuron,
-    the nearest student neuron of visible mass (above ``sqrt(L / kappa2(1))``)."""
+    descent): per ratio the population and empirical losses, the coverage after the empirical
+    Stage 1 (for every teacher its nearest neuron, worst over the teachers) and, at the end,
+    for every teacher neuron the nearest student neuron of visible mass (above
+    ``sqrt(L / kappa2(1))``)."""
     kap = float(kappa2(1.0))
     rows = []
     for j, ratio in enumerate(ratios):
         n = int(round(ratio * teacher.d ** 2))
         X, y = draw(teacher, n, seeds.derive(seed, "end-to-end", teacher.d, j))
-        net = stage3(stage2(stage1(net0, X, y), X, y, lam0), X, y, lam0, epochs, steps, eta)
+        net1 = stage1(net0, X, y)
+        cover = float(feat.angles(net1, teacher).min(0).max())
+        net = stage3(stage2(net1, X, y, lam0), X, y, lam0, epochs, steps, eta)
         L = pop.loss(net, teacher)
         thr = math.sqrt(L / kap)
         rows.append({"d": teacher.d, "n / d^2": ratio, "n": n, "population loss": L,
                      "empirical loss": empirical_loss(net, X, y),
+                     "stage 1 coverage": cover,
                      "visible neurons": int(np.sum(feat.mass(net) > thr)),
                      "worst nearest angle":
                          float(feat.nearest_angle_per_teacher(net, teacher, thr).max())})
