@@ -70,3 +70,71 @@ def test_claim_b1_corrected_exact_literal_off():
     assert abs(m - terms["ge2_literal"]) < 5 * se
     m, se = hermite.mc_ge2(net, t, 300_000, 1, literal=False)
     assert abs(m - terms["ge2_corrected"]) < 5 * se
+
+
+def test_piecewise_linear_quadrature_gives_abs_and_relu():
+    k = 40
+    q_abs = hermite.piecewise_linear_coefficients(k, 1.0, -1.0)
+    assert np.abs(q_abs - [hermite.abs_coefficient(j) for j in range(k + 1)]).max() < 1e-13
+    q_relu = hermite.piecewise_linear_coefficients(k, 1.0, 0.0)
+    assert np.abs(q_relu - hermite.relu_coefficients(k)).max() < 1e-13
+    # the identity x = relu(x) - relu(-x) has only h_1: a case where most coefficients are 0
+    q_id = hermite.piecewise_linear_coefficients(k, 1.0, 1.0)
+    assert q_id[1] == pytest.approx(1.0, abs=1e-13)
+    assert np.abs(np.delete(q_id, 1)).max() < 1e-13
+    # and |x| is not twice ReLU in its odd coefficients: sigma_1(|x|) = 0 != 2 * 1/2
+    assert abs(q_abs[1] - 2 * hermite.relu_coefficient(1)) > 0.5
+
+
+def test_correlated_moments_claim_a1():
+    for rho in (0.0, 0.4, -0.9):
+        M = hermite.correlated_moments(12, rho)
+        assert np.abs(M - np.diag(rho ** np.arange(13))).max() < 1e-11
+    # a wrong correlation is detected: E[h_1(x) h_1(y)] = rho, not rho^2
+    M = hermite.correlated_moments(4, 0.5)
+    assert abs(M[1, 1] - 0.25) > 0.2
+
+
+def test_lemma_i1_maximum_and_rate():
+    for k in (1, 4, 30, 500):
+        for p in (1, 2, 3):
+            num = hermite.lemma_i1_max(k, p)
+            assert num == pytest.approx(hermite.lemma_i1_closed_form(k, p), rel=1e-9)
+            assert k ** (p / 2) * num <= (p / math.e) ** (p / 2) + 1e-12
+    # the paper's proof says max |cos^k sin| = 1/sqrt(k): false (the constant is e^(-1/2))
+    assert hermite.lemma_i1_max(100, 1) < 0.95 / math.sqrt(100)
+
+
+def test_lemma_i2_corrected_and_printed():
+    for beta in (0.05, 0.3, 0.9, 0.999):
+        assert hermite.lemma_i2_max(beta) == pytest.approx(hermite.lemma_i2_corrected(beta),
+                                                           rel=1e-10)
+    # the printed bound is false above the crossing, true below it
+    assert hermite.lemma_i2_max(0.99) / hermite.lemma_i2_printed(0.99) > 7
+    assert hermite.lemma_i2_max(0.99) == pytest.approx(6.05, abs=0.01)
+    assert hermite.lemma_i2_printed(0.05) >= hermite.lemma_i2_max(0.05)
+    c = hermite.LEMMA_I2_CROSSING
+    assert hermite.lemma_i2_printed(c) == pytest.approx(hermite.lemma_i2_corrected(c), rel=1e-12)
+
+
+def test_mc_second_order_projection_is_sigma2_vHv():
+    t = tmod.random_teacher(6, 2, 3, 0)
+    rng = np.random.default_rng(0)
+    V = np.stack([t.info["basis"][:, 0], rng.standard_normal(6)])
+    V /= np.linalg.norm(V, axis=1, keepdims=True)
+    mc, se = hermite.mc_second_order(t, V, 300_000, 1, batch=70_000)
+    theory = hermite.relu_coefficient(2) * np.einsum("id,de,ie->i", V, t.H(), V)
+    assert np.all(np.abs(mc - theory) < 5 * se)
+    # H's sign matters: the projection of -f_* has the opposite sign
+    neg = tmod.Teacher(-t.a, t.W, info=t.info)
+    mc_neg, _ = hermite.mc_second_order(neg, V, 300_000, 1)
+    assert np.allclose(mc_neg, -mc)
+
+
+def test_mc_ge2_batches_give_the_same_draws():
+    t = tmod.prototype(5, 0)
+    rng = np.random.default_rng(3)
+    net = pop.Net(rng.standard_normal(3), rng.standard_normal((3, 5)))
+    one = hermite.mc_ge2(net, t, 50_000, 7, batch=50_000)
+    many = hermite.mc_ge2(net, t, 50_000, 7, batch=7_000)
+    assert one[0] == pytest.approx(many[0], rel=1e-12)

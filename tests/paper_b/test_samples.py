@@ -56,3 +56,36 @@ def test_stages_2_3_on_many_samples_learn():
     n3 = smp.stage3(n2, X, y, 0.02, 2, 200, 0.1)
     assert smp.empirical_loss(n3, X, y) < smp.empirical_loss(n2, X, y)
     assert pop.loss(n3, t) < 0.1 * t.target_norm2()
+
+
+def test_gradient_study_follows_the_law_and_d_over_sqrt_n():
+    st = smp.gradient_study([6, 12, 24], [1, 4], 3, 30, 20_000, 0)
+    assert st["err"].shape == (3, 2, 3) and st["n"][2, 1] == 4 * 24 * 24
+    r2 = smp.law_ratio(st)
+    assert r2.size == 18 and abs(r2.mean() - 1) < 0.3
+    est = smp.d_exponent(st, seed=0)
+    assert abs(est.value - 1) < 0.4
+    # a study whose error grew like d^1.7 / sqrt(n) (n ~ d^3.4) is told apart
+    fake = dict(st, err=st["err"] * (np.asarray([6, 12, 24.0]) ** 0.7)[:, None, None])
+    assert smp.d_exponent(fake, seed=0).value > 1.4
+
+
+def test_per_sample_trace_standard_error():
+    t = tmod.prototype(6, 0)
+    net0 = alg.symmetric_init(6, 10, 0)
+    tr, se = smp.per_sample_trace(net0, t, 20_000, 0, return_se=True)
+    assert tr > 0 and 0 < se < 0.1 * tr
+    assert smp.per_sample_trace(net0, t, 20_000, 0) == tr
+
+
+def test_end_to_end_small_n_fails_large_n_learns():
+    t = tmod.prototype(6, 0)
+    net0 = alg.symmetric_init(6, 20, 0)
+    ref = smp.population_run(t, net0, 0.02, 2, 150, 0.1)
+    rows = smp.end_to_end(t, net0, [0.5, 16], 0.02, 2, 150, 0.1, 0)
+    assert rows[0]["population loss"] > 5 * ref["loss"]
+    assert rows[0]["empirical loss"] < rows[0]["population loss"]
+    assert rows[1]["population loss"] < 3 * ref["loss"]
+    # the empirical Stage 1 covers the teachers worse with fewer samples (noisier step)
+    assert 0 <= rows[1]["stage 1 coverage"] <= math.pi / 2
+    assert ref["worst nearest angle"] < t.info["Delta"] / 4

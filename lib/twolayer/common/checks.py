@@ -190,7 +190,8 @@ KIND_NAMES = {"thm": "Theorem", "lem": "Lemma", "cor": "Corollary", "def": "Defi
               "app": "Appendix", "obs": "Observation"}
 
 
-BOOK_TITLES = {"book-lem-d-suff": "Book, explicit Lemma 3.3"}  # the book's own statements
+BOOK_TITLES = {"book-lem-d-suff": "Book, explicit Lemma 3.3",
+               "book-obs-frozen-features": "Book, frozen first layer"}  # the book's own statements
 
 
 def statement_title(label: str) -> str:

@@ -12,9 +12,12 @@ only :mod:`twolayer.common`.
 ``landscape``    Stage 3 along a trajectory: gaps, Lemma 6's window, Lemma 5/8/10 per epoch
 ``certificate``  the dual certificate (Definition 1, Appendix G), Lemma 9, Lemma 7's direction
 ``samples``      Algorithm 1 on n samples (Appendix J)
+``early_stages`` studies of Stages 1 and 2 (Lemma 3, Lemma C.1, Lemma 4)
+``random_features`` the first layer frozen after Stage 1 (random features in S_*)
+``fits``         log-log slopes and their bootstrap spread over a page's repetitions
 """
 from ..common._lazy import lazy_submodules
 
-__all__ = ["algorithm1", "certificate", "features", "hermite", "kernels", "landscape",
-           "population", "samples", "teacher"]
+__all__ = ["algorithm1", "certificate", "early_stages", "features", "fits", "hermite",
+           "kernels", "landscape", "population", "random_features", "samples", "teacher"]
 __getattr__ = lazy_submodules(__name__, __all__)

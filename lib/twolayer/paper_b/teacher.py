@@ -5,6 +5,12 @@ Assumption 2: they are ``Delta``-separated. Because ``relu_{>=2}`` is even, ``w`
 give the same preprocessed target (``relu(z) - relu(-z) = z`` is linear and removed by the
 preprocessing), so separation is measured up to sign: ``Delta = min_{i != j} arccos|w_i.w_j|``.
 Assumption 3: ``H = sum a*_i w*_i w*_i^T`` has rank ``r``; ``kappa = |lambda_r(H)|``.
+
+:func:`prototype` and :func:`random_teacher` meet the three assumptions; :func:`degenerate`
+breaks Assumption 3 on purpose (``rank H = r - 1``), so that a page can show what the
+assumption is for. :func:`assumption_hypotheses` records the three assumptions of a page's
+teachers as hypotheses of its :class:`~twolayer.common.contract.Contract`. Used in
+{ref}`chapter-paperb-hermite`, {ref}`chapter-paperb-stage1` and every later Paper B chapter.
 """
 from __future__ import annotations
 
@@ -124,7 +130,116 @@ def random_teacher(d: int, r: int, m_star: int, seed: int, min_separation: float
         a = rng.choice([-1.0, 1.0], size=m_star)
         t = Teacher(a, C @ B.T, info={"basis": B})
         c = constants(t)
-        if c["r"] == r and c["rank_H"] == r and c["Delta"] >= min_separation and c["kappa"] >= min_kappa:
+        if (c["r"] == r and c["rank_H"] == r and c["Delta"] >= min_separation
+                and c["kappa"] >= min_kappa):
             t.info.update(c)
             return t
     raise RuntimeError("no teacher met the separation and kappa constraints; relax them")
+
+
+def degenerate(d: int, r: int, m_star: int, seed: int, min_separation: float = math.radians(40),
+               max_tries: int = 10_000) -> Teacher:
+    """A teacher that meets Assumptions 1 and 2 but **not** Assumption 3: ``m_star`` unit
+    neurons in a random ``r``-dimensional subspace, ``Delta >= min_separation``, and output
+    weights chosen so that ``H = sum a_i w_i w_i^T`` is a rank-``(r - 1)`` projection in
+    ``S_*`` (rescaled so that ``max |a_i| = 1``). Needs ``m_star >= r (r + 1) / 2`` (the
+    dimension of the symmetric ``r x r`` matrices) so that any such ``H`` can be reached.
+    Deterministic in ``seed``."""
+    need = r * (r + 1) // 2
+    if m_star < need:
+        raise ValueError(f"m_star={m_star} < r(r+1)/2={need}: H cannot be prescribed")
+    rng = np.random.default_rng([seed, 13])
+    B = random_subspace(d, r, np.random.default_rng([seed, 14, d]))
+    iu = np.triu_indices(r)
+    for _ in range(max_tries):
+        C = rng.standard_normal((m_star, r))
+        C /= np.linalg.norm(C, axis=1, keepdims=True)
+        A = angles_up_to_sign(C, C)
+        np.fill_diagonal(A, np.inf)
+        if A.min() < min_separation:
+            continue
+        Q = random_subspace(r, r, rng)
+        target = Q[:, : r - 1] @ Q[:, : r - 1].T            # rank r - 1 in S_*'s coordinates
+        # a -> sum_i a_i c_i c_i^T, on the upper triangle: a linear system (least norm)
+        M = np.stack([np.outer(c, c)[iu] for c in C], 1)
+        a, *_ = np.linalg.lstsq(M, target[iu], rcond=None)
+        if np.abs(M @ a - target[iu]).max() > 1e-10 or np.abs(a).min() < 0.05 * np.abs(a).max():
+            continue
+        t = Teacher(a / np.abs(a).max(), C @ B.T, info={"basis": B})
+        c = constants(t)
+        if c["r"] == r and c["rank_H"] == r - 1:
+            t.info.update(c)
+            return t
+    raise RuntimeError("no degenerate teacher found; relax min_separation")
+
+
+# The most teacher neurons that random_teacher / degenerate place at 40 degrees from each other
+# (up to sign) in a few thousand draws: 4 lines fit in a half circle, 6 are found quickly in R^3.
+MAX_M_STAR = {2: 4, 3: 6}
+
+
+def m_star_range(kind: str, r: int) -> tuple[int, int]:
+    """The teacher widths ``make(kind, d, r, m_star, seed)`` supports, for a page's
+    :class:`~twolayer.common.contract.Constraint`: ``rank H = r`` needs ``m_star >= r``, the
+    degenerate teacher ``m_star >= r (r + 1) / 2``; the prototype has ``m_star = 3``."""
+    if kind == "prototype":
+        return (3, 3) if r == 2 else (1, 0)      # r = 2 only: an empty range otherwise
+    lo = r * (r + 1) // 2 if kind == "degenerate" else r
+    return (lo, MAX_M_STAR[r])
+
+
+def make(kind: str, d: int, r: int, m_star: int, seed: int) -> Teacher:
+    """``kind = "random"``: :func:`random_teacher`; ``"degenerate"``: :func:`degenerate`;
+    ``"prototype"``: :func:`prototype` (``r = 2``, ``m_star = 3`` only)."""
+    if kind == "random":
+        return random_teacher(d, r, m_star, seed)
+    if kind == "degenerate":
+        return degenerate(d, r, m_star, seed)
+    if kind == "prototype":
+        if (r, m_star) != (2, 3):
+            raise ValueError("the prototype teacher has r = 2 and m_star = 3")
+        return prototype(d, seed)
+    raise ValueError(f"unknown teacher kind {kind!r}")
+
+
+KAPPA_RELATIVE_FLOOR = 1e-8   # kappa / |lambda_1(H)| below this is rank deficiency up to rounding
+
+
+def assumption_values(teachers) -> dict:
+    """The worst case over ``teachers`` of what Assumptions 1-3 require: ``r / d`` (below 1:
+    ``S_*`` is a proper subspace, the computable part of ``r << d``), ``Delta`` (above 0) and
+    ``kappa / |lambda_1(H)|`` (above rounding: ``rank H = r``)."""
+    if isinstance(teachers, Teacher):
+        teachers = [teachers]
+    cs = [constants(t) for t in teachers]
+    rel = [c["kappa"] / max(abs(c["H_eigenvalues"][0]), 1e-300) for c in cs]
+    return {"r_over_d": max(c["r"] / t.d for c, t in zip(cs, teachers, strict=True)),
+            "Delta": min(c["Delta"] for c in cs), "kappa_rel": min(rel),
+            "kappa": min(c["kappa"] for c in cs), "r": max(c["r"] for c in cs),
+            "rank_H": min(c["rank_H"] for c in cs),
+            "deficient": sum(r < KAPPA_RELATIVE_FLOOR for r in rel), "count": len(cs)}
+
+
+def assumption_hypotheses(contract, teachers) -> list:
+    """Record Paper B's Assumptions 1-3 for ``teachers`` (one or a list; the worst case counts)
+    as hypotheses ``assumption_1``, ``assumption_2``, ``assumption_3`` of ``contract`` (a
+    :class:`~twolayer.common.contract.Contract`); return the three. A page passes them as
+    ``applies=`` to every theorem check that needs them."""
+    v = assumption_values(teachers)
+    h1, h2, h3 = v["r_over_d"] < 1.0, v["Delta"] > 0.0, v["kappa_rel"] > KAPPA_RELATIVE_FLOOR
+    return [
+        contract.hypothesis(
+            "assumption_1", title="Assumption 1", statement="b-asm-1", value=v["r_over_d"],
+            bound=1.0, op="<",
+            reason="" if h1 else f"r / d = {v['r_over_d']:.3g}: S_* is all of R^d"),
+        contract.hypothesis(
+            "assumption_2", title="Assumption 2", statement="b-asm-2", value=v["Delta"],
+            bound=0.0, op=">",
+            reason="" if h2 else "two teacher neurons are parallel (Delta = 0)"),
+        contract.hypothesis(
+            "assumption_3", title="Assumption 3", statement="b-asm-3", value=v["kappa_rel"],
+            bound=KAPPA_RELATIVE_FLOOR, op=">",
+            reason="" if h3 else f"rank H < r for {v['deficient']} of {v['count']} teachers "
+                                 f"(kappa / |lambda_1(H)| down to {v['kappa_rel']:.1e}, "
+                                 "rounding)"),
+    ]

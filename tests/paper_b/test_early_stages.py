@@ -1,0 +1,81 @@
+"""Studies of Stages 1 and 2 (twolayer.paper_b.early_stages)."""
+import math
+
+import numpy as np
+import pytest
+
+from twolayer.paper_b import algorithm1 as alg
+from twolayer.paper_b import early_stages as es
+from twolayer.paper_b import teacher as tmod
+
+
+def test_first_step_matches_corrected_lemma_c1_not_printed():
+    t = tmod.random_teacher(200, 2, 3, 0)
+    net0 = alg.symmetric_init(200, 60, 0)
+    g = es.first_step_geometry(net0, alg.stage1(net0, t), t)
+    assert np.median(g["err_corrected"]) < 0.1      # O(d^-1/2) at d = 200
+    assert np.median(g["err_printed"]) == pytest.approx(1.5, abs=0.15)
+    assert np.all(np.abs(g["err_printed"] - 1.5) <= 2.5 * g["err_corrected"] + 1e-12)
+
+
+def test_limit_medians_predict_off_fraction_and_norm():
+    t = tmod.random_teacher(400, 2, 3, 1)
+    lim = es.limit_medians(t, 100_000, 0)
+    rows = es.dimension_sweep([400], 400, "random", 2, 3, 1)
+    r = rows[0]
+    assert r["sqrt(d) median off"] == pytest.approx(lim["off_sqrt_d"], rel=0.15)
+    assert r["median norm"] == pytest.approx(lim["norm"], rel=0.15)
+    assert r["|alpha1| + ||beta1||"] < 1e-12 and r["max |a1| sqrt(m) / bound"] <= 1 + 1e-12
+    # a different teacher shape gives a different limit (the prediction is not a constant)
+    other = es.limit_medians(tmod.degenerate(400, 2, 3, 1), 100_000, 0)
+    assert abs(other["norm"] - lim["norm"]) > 0.05
+
+
+def test_coverage_refines_with_width_only_under_assumption_3():
+    ms = [16, 128, 1024]
+    good = es.coverage_sweep(ms, es.teachers("random", 20, 2, 3, 3, 0, "t"), 0)
+    bad = es.coverage_sweep(ms, es.teachers("degenerate", 20, 2, 3, 3, 0, "t"), 0)
+    assert good["in"].mean(1)[-1] < 0.2 * good["in"].mean(1)[0]
+    assert bad["in"].mean(1)[-1] > 0.5             # the net does not form
+    assert np.all(good["full"] >= good["in"] - 1e-12)
+    est = es.slope_estimate(ms, good["in"], 0)
+    assert est.value < -0.5
+
+
+def test_subgradient_trace_guarantee_and_rescaled_teacher():
+    t = tmod.prototype(10, 0)
+    net1 = alg.stage1(alg.symmetric_init(10, 30, 0), t)
+    G, b, c, w = alg.stage2_problem(net1.W, t)
+    a_ref, v_ref = alg.stage2_cvxpy(G, b, c, w, 0.02)
+    run = es.subgradient_trace(net1.a, G, b, c, w, 0.02, 500, a_ref, v_ref)
+    assert np.all(run["best_gap"][:-1] <= run["bound"] + 1e-9)
+    # the bound is not vacuous: a wrong optimum (too high) breaks the guarantee's reading
+    wrong = es.subgradient_trace(net1.a, G, b, c, w, 0.02, 500, a_ref, v_ref - 0.5)
+    assert np.any(wrong["best_gap"][:-1] > wrong["bound"])
+    a_hat = es.rescaled_teacher(net1, t)
+    assert np.count_nonzero(a_hat) == t.m
+    assert alg.lasso_objective(a_hat, G, b, c, w, 0.02) >= v_ref - 1e-9
+
+
+def test_eps0_sweep_zeta_falls_and_default_m_star():
+    ts = es.teachers("random", 12, 2, 3, 3, 0, "t")
+    sw = es.eps0_sweep([16, 128], ts, 0.05, 90, 0)
+    assert sw["eps0"].shape == (2, 3)
+    assert np.all(sw["lam"] < sw["threshold"])
+    assert np.all(sw["zeta"][1] < sw["zeta"][0])
+    est = es.zeta_eps0_slope(sw, 0)
+    assert est.value > 1
+    bad = dict(sw, zeta=-sw["zeta"])
+    with pytest.raises(ValueError):
+        es.zeta_eps0_slope(bad, 0)
+    assert es.default_m_star("random", 3) == 4 and es.default_m_star("degenerate", 3) == 6
+
+
+def test_lambda_sweep_loss_grows_and_nothing_kept_at_large_lambda():
+    t = tmod.prototype(10, 0)
+    net1 = alg.stage1(alg.symmetric_init(10, 30, 0), t)
+    rows = es.lambda_sweep(net1, t, [0.005, 0.05, 1.0])
+    L = [r["L after Stage 2"] for r in rows]
+    assert L[0] <= L[1] <= L[2]
+    assert rows[-1]["kept"] == 0 and rows[0]["kept"] > 0
+    assert math.isfinite(rows[0]["objective"])
