@@ -144,7 +144,7 @@ def test_step_runs_on_meta_without_host_reads(act, loss_name, normalized, per_co
             L, _, q = run.evaluate(t)
             run.update()
     assert L.device == META and L.shape == (4,) and q.shape[-1] == X.shape[-2]
-    assert run.first_bad.device == META and run.bad_value.device == META
+    assert run.monitor.first_bad.device == META and run.monitor.bad_value.device == META
     # one step is a fixed, short program (no per-neuron or per-sample loop)
     assert 0 < len(guard.ops) / 5 < 80
     # ... and the divergence flag can only be read from the host, which meta forbids
@@ -166,10 +166,10 @@ def test_whole_run_on_meta_reads_the_device_only_when_polling(monkeypatch):
     polls = []
     monkeypatch.setattr(trainer._Steps, "poll", lambda self: polls.append(1))
     net, W, X, y = meta_problem()
-    res = gradient_descent(net, W, X, y, lr=0.1, steps=250, record_steps=[], check_every=100)
+    res = gradient_descent(net, W, X, y, lr=0.1, steps=25, record_steps=[], check_every=10)
     assert res.W.device == META and res.steps.size == 0
     assert res.where() == {"device": "meta", "dtype": "float64"}
-    assert len(polls) == 4  # steps 0, 100, 200 and the last one (250)
+    assert len(polls) == 4  # steps 0, 10, 20 and the last one (25)
     assert res.history["loss"].shape == (0, 4)
 
 
@@ -230,7 +230,7 @@ def test_bitwise_equal_to_reference(act, normalized, loss_name):
     net, X, y, W0 = problem(act=act)
     lr = torch.tensor([0.05, 0.1, 0.2], dtype=F64)
     fns = {"stable_rank": metrics.stable_rank, "svals": metrics.singular_values}
-    kw = dict(loss=loss_name, lr=lr, steps=120, normalized=normalized, metrics=fns)
+    kw = dict(loss=loss_name, lr=lr, steps=60, normalized=normalized, metrics=fns)
     assert_same(gradient_descent(net, W0, X, y, **kw, check_every=7),
                 reference_gradient_descent(net, W0, X, y, **kw))
 
@@ -312,7 +312,8 @@ def test_check_every_validated():
 @pytest.mark.parametrize("normalized", [False, True])
 def test_float32_follows_float64(normalized):
     net, X, y, W0 = problem(act="smoothed_leaky_relu")
-    kw = dict(lr=0.1, steps=200, normalized=normalized, metrics={"stable_rank": metrics.stable_rank})
+    kw = dict(lr=0.1, steps=100, normalized=normalized, record_steps=[0, 10, 50, 100],
+              metrics={"stable_rank": metrics.stable_rank})
     r64 = gradient_descent(net, W0, X, y, **kw)
     r32 = gradient_descent(net, W0.to(F32), X, y, **kw)
     assert r32.W.dtype == F32 and r32.where() == {"device": "cpu", "dtype": "float32"}
@@ -323,3 +324,51 @@ def test_float32_follows_float64(normalized):
     assert rel < 1e-4
     np.testing.assert_allclose(r32.history["stable_rank"], r64.history["stable_rank"], rtol=1e-4)
     np.testing.assert_allclose(r32.history["loss"], r64.history["loss"], rtol=1e-4)
+
+
+# --- per-step traces without per-step host reads --------------------------------------------------
+
+def test_trace_equals_recording_every_step():
+    net, X, y, W0 = problem()
+    every = gradient_descent(net, W0, X, y, lr=0.1, steps=30, normalized=True, record_steps=range(31))
+    traced = gradient_descent(net, W0, X, y, lr=0.1, steps=30, normalized=True, record_steps=[0, 30],
+                              trace=("log_loss", "min_margin", "loss"))
+    assert torch.equal(every.W, traced.W)
+    for k in ("loss", "log_loss", "min_margin"):
+        assert traced.trace[k].shape == (31, 3)
+        assert np.array_equal(traced.trace[k], every.history[k])
+    one = gradient_descent(net, W0[0], X, y, lr=0.1, steps=5, trace=["log_loss"])
+    assert one.trace["log_loss"].shape == (6,)
+    with pytest.raises(ValueError, match="trace"):
+        gradient_descent(net, W0, X, y, steps=2, trace=("stable_rank",))
+
+
+def test_traced_run_on_meta_has_no_host_reads(monkeypatch):
+    monkeypatch.setattr(trainer._Steps, "poll", lambda self: None)
+    net, W, X, y = meta_problem()
+    with pytest.raises((RuntimeError, NotImplementedError)):   # only the final transfer reads
+        gradient_descent(net, W, X, y, lr=0.1, steps=20, record_steps=[], trace=("log_loss",))
+    # the loop itself: the step plus the trace copy run under the guard
+    lr_t = trainer._lr_tensor(0.1, 4, F64, META)
+    run = trainer._Steps(net, W, X, y, get_loss("logistic"), lr_t, True, 1e8)
+    buf = torch.empty((5, 4), dtype=F64, device=META)
+    run.evaluate(0)
+    run.update()
+    with DeviceGuard(META):
+        for t in range(1, 5):
+            L, logL, q = run.evaluate(t)
+            buf[t].copy_(logL)
+            buf[t].copy_(q.min(dim=-1).values)
+            run.update()
+
+
+def test_divergence_monitor_alone():
+    mon = trainer.DivergenceMonitor(3, F64, "cpu", nonfinite_first=False)
+    mon.update(0, torch.tensor([1.0, 2.0, 3.0], dtype=F64), torch.tensor([True, True, True]))
+    assert mon.first() is None
+    mon.update(1, torch.tensor([1.0, 9.0, float("nan")], dtype=F64), torch.tensor([True, False, False]))
+    mon.update(2, torch.tensor([7.0, 1.0, 1.0], dtype=F64), torch.tensor([False, True, True]))
+    assert mon.first() == (1, 1, 9.0)      # earliest step, lowest configuration
+    mon.nonfinite_first = True
+    t, cfg, v = mon.first()
+    assert (t, cfg) == (1, 2) and math.isnan(v)

@@ -71,6 +71,7 @@ class TrainResult:
     wall_time: float = 0.0
     device: str = "cpu"
     dtype: str = "float64"
+    trace: dict[str, np.ndarray] = field(default_factory=dict)
 
     def final(self, name: str) -> np.ndarray:
         return self.history[name][-1]
@@ -83,12 +84,50 @@ class TrainResult:
 Metric = Callable[[torch.Tensor], torch.Tensor]
 
 
+class DivergenceMonitor:
+    """A divergence test that never waits for the device: per configuration, the first step
+    at which a value was bad and the value there, kept in device tensors.
+
+    :meth:`update` (every step) runs on the device only; :meth:`first` (at record steps,
+    every few steps, at the end) reads the device once and returns the earliest bad step, the
+    configuration and the value, as a test at every step would have found them: at that step
+    a non-finite value before a finite bad one (``nonfinite_first``), then the lowest
+    configuration. Used by :func:`gradient_descent`; minibatch SGD can use it alike."""
+
+    def __init__(self, B: int, dtype: torch.dtype, device: torch.device | str,
+                 nonfinite_first: bool = True):
+        self.B, self.nonfinite_first = B, nonfinite_first
+        self.ok = torch.ones(B, dtype=torch.bool, device=device)
+        self.first_bad = torch.full((B,), -1, dtype=torch.int64, device=device)
+        self.bad_value = torch.zeros(B, dtype=dtype, device=device)
+
+    def update(self, t: int, values: torch.Tensor, fine: torch.Tensor) -> None:
+        """Step ``t``: ``values`` ``(B,)`` and ``fine`` ``(B,)`` (False where bad)."""
+        newly = self.ok & ~fine
+        self.first_bad.masked_fill_(newly, t)
+        self.bad_value = torch.where(newly, values, self.bad_value)
+        self.ok &= fine
+
+    def first(self) -> tuple[int, int, float] | None:
+        """``(step, configuration, value)`` of the first bad step so far, or ``None``."""
+        first = self.first_bad.cpu()
+        if not bool((first >= 0).any()):
+            return None
+        value = self.bad_value.cpu()
+        t = int(first[first >= 0].min())
+        cands = [b for b in range(self.B) if int(first[b]) == t]
+        if self.nonfinite_first:
+            nonfinite = [b for b in cands if not math.isfinite(float(value[b]))]
+            cands = nonfinite or cands
+        return t, cands[0], float(value[cands[0]])
+
+
 class _Steps:
     """The per-step program of :func:`gradient_descent`, free of host synchronisation.
 
     :meth:`evaluate` computes ``(L, log L, q)`` and the coefficients ``C`` at the current
-    ``W`` and folds the divergence test into device tensors; :meth:`update` applies
-    ``W <- W + lr C X`` in place. Only :meth:`poll` reads device memory (one transfer)."""
+    ``W`` and folds the divergence test into a :class:`DivergenceMonitor`; :meth:`update`
+    applies ``W <- W + lr C X`` in place. Only :meth:`poll` reads device memory."""
 
     def __init__(self, net: LeakyNetwork, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
                  loss: Loss, lr_t: torch.Tensor, normalized: bool, max_loss_growth: float):
@@ -103,13 +142,10 @@ class _Steps:
         # smallest normal number where 1e-300 is not representable)
         self.tiny = max(1e-300, torch.finfo(W.dtype).tiny)
         self.L0 = self.thr = self.C = None
-        # per configuration: still fine?, first bad step (-1: none), the loss at that step
-        self.ok = torch.ones(B, dtype=torch.bool, device=W.device)
-        self.first_bad = torch.full((B,), -1, dtype=torch.int64, device=W.device)
-        self.bad_value = torch.zeros(B, dtype=W.dtype, device=W.device)
+        self.monitor = DivergenceMonitor(B, W.dtype, W.device)
 
     def evaluate(self, t: int):
-        """Loss, log-loss and margins at ``W`` (step ``t``); the divergence flag is updated on
+        """Loss, log-loss and margins at ``W`` (step ``t``); the divergence test is updated on
         the device. Every update is followed by an evaluation, so a non-finite gradient or
         weight shows up at the step it produced."""
         L, logL, C, q = self.net.loss_and_coef(self.W, self.X, self.y, self.loss,
@@ -118,11 +154,7 @@ class _Steps:
             self.L0 = L.clone()
             self.thr = self.max_loss_growth * torch.clamp(self.L0, min=self.tiny)
         # bad: non-finite, or grown by more than max_loss_growth (NaN <= thr is False)
-        fine = (L <= self.thr) & ~torch.isinf(L)
-        newly = self.ok & ~fine
-        self.first_bad.masked_fill_(newly, t)
-        self.bad_value = torch.where(newly, L, self.bad_value)
-        self.ok &= fine
+        self.monitor.update(t, L, (L <= self.thr) & ~torch.isinf(L))
         self.C = C
         return L, logL, q
 
@@ -137,20 +169,16 @@ class _Steps:
 
     def poll(self) -> None:
         """Raise :class:`DivergenceError` for the first bad step seen so far (one read of the
-        device). At that step a non-finite loss is reported before a grown one, and the
-        lowest configuration first, as a check at every step would."""
-        first = self.first_bad.cpu()
-        if bool((first >= 0).any()):
-            value = self.bad_value.cpu()
-            t = int(first[first >= 0].min())
-            cands = [b for b in range(self.B) if int(first[b]) == t]
-            nonfinite = [b for b in cands if not math.isfinite(float(value[b]))]
-            if nonfinite:
-                raise DivergenceError(t, "loss", float(value[nonfinite[0]]), nonfinite[0])
-            cfg = cands[0]
-            raise DivergenceError(
-                t, f"loss (grew more than {self.max_loss_growth:g}x from "
-                   f"{float(self.L0[cfg]):.3g})", float(value[cfg]), cfg)
+        device): a non-finite loss is reported as ``loss``, a finite one that grew as
+        ``loss (grew more than ...)``."""
+        hit = self.monitor.first()
+        if hit is None:
+            return
+        t, cfg, value = hit
+        if not math.isfinite(value):
+            raise DivergenceError(t, "loss", value, cfg)
+        raise DivergenceError(t, f"loss (grew more than {self.max_loss_growth:g}x from "
+                                 f"{float(self.L0[cfg]):.3g})", value, cfg)
 
 
 def _check_finite(step: int, name: str, values: torch.Tensor, B: int) -> None:
@@ -186,7 +214,7 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
                      record_steps: np.ndarray | list[int] | None = None,
                      metrics: dict[str, Metric] | None = None, progress: bool | None = None,
                      max_loss_growth: float = 1e8, desc: str = "gradient descent",
-                     check_every: int = 100) -> TrainResult:
+                     check_every: int = 100, trace: tuple[str, ...] | list[str] = ()) -> TrainResult:
     """Run ``steps`` of (optionally loss-normalised) gradient descent from ``W0``.
 
     ``W0``: ``(m, d)`` or ``(B, m, d)``, on any device and in float32 or float64: the run
@@ -198,6 +226,10 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
     only when stderr is a terminal. The device is read (divergence test, history) only at
     record steps, every ``check_every`` steps and at the end; a divergence is reported with
     the exact step where it happened (see :class:`DivergenceError`).
+
+    ``trace``: names among ``loss``, ``log_loss``, ``min_margin`` kept at *every* step in a
+    device buffer ``(steps + 1, B)`` and returned in ``result.trace`` (one transfer at the
+    end): a per-step curve without a host read per step, unlike recording every step.
     """
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
         raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
@@ -216,6 +248,10 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
     rec_set = {int(s) for s in rec}
     metrics = dict(metrics or {})
     hist: dict[str, list] = {k: [] for k in ["loss", "log_loss", "min_margin", *metrics]}
+    trace = tuple(dict.fromkeys(trace))
+    if not set(trace) <= {"loss", "log_loss", "min_margin"}:
+        raise ValueError(f"trace takes names among loss, log_loss, min_margin; got {trace!r}")
+    traced = {k: torch.empty((steps + 1, B), dtype=W.dtype, device=W.device) for k in trace}
     if progress is None:
         progress = sys.stderr.isatty()
 
@@ -224,6 +260,10 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
     bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, file=sys.stderr)
     for t in range(steps + 1):
         L, logL, q = run.evaluate(t)
+        if traced:
+            now = {"loss": L, "log_loss": logL}
+            for k, buf in traced.items():
+                buf[t].copy_(now[k] if k in now else q.min(dim=-1).values)
         recording = t in rec_set
         if recording or t == steps or t % check_every == 0:
             run.poll()
@@ -242,8 +282,10 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
         bar.update(1)
     bar.close()
     history = {k: np.stack(v) if v else np.zeros((0, B)) for k, v in hist.items()}
+    traces = {k: buf.cpu().numpy() for k, buf in traced.items()}
     if single:
         history = {k: v[:, 0] for k, v in history.items()}
+        traces = {k: v[:, 0] for k, v in traces.items()}
         W = W[0]
     return TrainResult(W=W, steps=rec, history=history, wall_time=time.perf_counter() - start,
-                       device=str(W.device), dtype=str(W.dtype).replace("torch.", ""))
+                       device=str(W.device), dtype=str(W.dtype).replace("torch.", ""), trace=traces)
