@@ -118,9 +118,8 @@ def peak_gemm(dtype_name: str = "float64", device=None, sizes: tuple[int, ...] |
         A = torch.randn(k, k, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
         Bm = torch.randn(k, k, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
         C = torch.empty(k, k, dtype=dtype, device=device)
-        t = min(timings(lambda: torch.mm(A, Bm, out=C), device, repeats=repeats))
+        t = min(timings(lambda A=A, Bm=Bm, C=C: torch.mm(A, Bm, out=C), device, repeats=repeats))
         per_size[str(k)] = 2.0 * k ** 3 / t / 1e9
-        del A, Bm, C
     best = max(per_size, key=per_size.get)
     return {"dtype": dtype_name, "peak_gflops": per_size[best], "best_size": int(best),
             "gflops_by_size": per_size}
@@ -259,7 +258,7 @@ def bench_figure1(steps: int = 1000, device=None, dims: tuple[int, ...] = (100, 
         glorot = math.sqrt(2.0 / (d + m))
         W0 = net.init(d, torch.tensor(scales) * glorot, seed=3, batch=B, device=device)
 
-        def accuracy(Xs, ys):
+        def accuracy(Xs, ys, net=net):
             return lambda W: (torch.sign(net.forward(W, Xs)) == ys).to(W.dtype).mean(dim=-1)
 
         gradient_descent(net, W0, X, y, loss="logistic", lr=0.01, steps=steps,
@@ -577,7 +576,7 @@ def table(res: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m twolayer.bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="also write the results to this JSON file (atomically)")
-    ap.add_argument("--only", help="comma-separated subset of: " + ",".join(PARTS))
+    ap.add_argument("--only", help=f"comma-separated subset of: {','.join(PARTS)}")
     ap.add_argument("--device", default=None,
                     help="device for every torch measurement (cpu, cuda, cuda:1; default: CUDA when present)")
     ap.add_argument("--naive-configs", type=int, default=4,

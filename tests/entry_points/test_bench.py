@@ -8,7 +8,6 @@ import math
 
 import pytest
 import torch
-
 from twolayer import bench
 
 CPU = torch.device("cpu")

@@ -2,7 +2,7 @@
 
 * A training step runs on PyTorch's ``meta`` device, where every host synchronisation raises
   (``.item()``, ``bool(tensor)``, ``.cpu()``, ``.numpy()``: a meta tensor has no data). A guard
-  (:class:`DeviceGuard`, a ``TorchDispatchMode``) also fails on every operator that mixes
+  (:class:`twolayer.common.device.DeviceGuard`, a ``TorchDispatchMode``) also fails on every operator that mixes
   devices, copies between devices or reads a scalar, which ``meta`` alone does not catch (a
   matrix product of a meta and a CPU tensor does not raise).
 * On the CPU the trainer gives the same bits as the trainer before the change (kept below as
@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from twolayer.common.device import DeviceGuard, default_device, where
 from twolayer.paper_a import data, metrics, trainer
 from twolayer.paper_a.losses import get_loss
 from twolayer.paper_a.models import LeakyNetwork
@@ -86,36 +86,6 @@ def reference_gradient_descent(net, W0, X, y, loss="logistic", lr=0.1, steps=100
         history = {k: v[:, 0] for k, v in history.items()}
         W = W[0]
     return W, rec, history
-
-
-# --- a guard against host reads and device mixing ----------------------------------------------
-
-class DeviceGuard(TorchDispatchMode):
-    """Fails on any operator that reads a scalar to the host, copies between devices, or takes
-    tensors on a device other than ``device`` (0-dim CPU tensors are allowed: CUDA kernels take
-    them as arguments without a synchronisation)."""
-
-    HOST_READS = frozenset({"_local_scalar_dense", "item", "is_nonzero", "equal"})
-
-    def __init__(self, device):
-        super().__init__()
-        self.device = torch.device(device)
-        self.ops: list[str] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name = func.overloadpacket.__name__
-        self.ops.append(name)
-        if name in self.HOST_READS:
-            raise AssertionError(f"host read in the step: aten.{name}")
-        flat = list(args) + list(kwargs.values())
-        flat = [x for a in flat for x in (a if isinstance(a, (list, tuple)) else [a])]
-        for x in flat:
-            if isinstance(x, torch.Tensor) and x.device != self.device and not (x.dim() == 0 and x.device.type == "cpu"):
-                raise AssertionError(f"aten.{name} got a tensor on {x.device}, not {self.device}")
-        if "device" in kwargs and kwargs["device"] is not None and torch.device(kwargs["device"]) != self.device:
-            raise AssertionError(f"aten.{name} creates a tensor on {kwargs['device']}")
-        return func(*args, **kwargs)
 
 
 def meta_problem(B=4, m1=3, m2=2, n=6, d=7, dtype=F64, per_config_data=False, act="smoothed_leaky_relu"):
@@ -356,7 +326,7 @@ def test_traced_run_on_meta_has_no_host_reads(monkeypatch):
     run.update()
     with DeviceGuard(META):
         for t in range(1, 5):
-            L, logL, q = run.evaluate(t)
+            _, logL, q = run.evaluate(t)
             buf[t].copy_(logL)
             buf[t].copy_(q.min(dim=-1).values)
             run.update()
@@ -372,3 +342,12 @@ def test_divergence_monitor_alone():
     mon.nonfinite_first = True
     t, cfg, v = mon.first()
     assert (t, cfg) == (1, 2) and math.isnan(v)
+
+
+def test_device_helpers():
+    assert default_device("auto") == default_device(None)
+    assert default_device("cpu") == torch.device("cpu")
+    assert where(torch.zeros(2, dtype=F32)) == {"device": "cpu", "dtype": "float32"}
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            default_device("cuda")

@@ -9,7 +9,6 @@ import sys
 import numpy as np
 import pytest
 import torch
-
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import gd_backend as gb
 from twolayer.paper_b import kernels
@@ -211,20 +210,23 @@ def test_autograd_through_arccos_fails_where_the_hand_gradient_does_not():
 def test_torch_path_runs_on_meta_without_host_reads(nets, teachers):
     """The batched torch path is device-clean: it runs on PyTorch's meta device (no data, so
     any host read raises)."""
+    from twolayer.common.device import DeviceGuard
+
     meta = torch.empty(0, dtype=F64, device="meta")
     b = pop.NetBatch.from_nets(nets, meta)
     ta = pop.teacher_arrays(teachers, like=meta)
     lam = torch.full((3,), 0.1, dtype=F64, device="meta")
-    L, g = pop.loss_and_grad_batched(*b.arrays(), ta, lam)
-    assert L.device.type == "meta" and all(x.device.type == "meta" for x in g)
-    L, g = pop.loss_and_grad_batched(*b.arrays(), ta, 0.1)  # a float lam is made on the device
+    with DeviceGuard("meta"):
+        L, g = pop.loss_and_grad_batched(*b.arrays(), ta, lam)
+        assert L.device.type == "meta" and all(x.device.type == "meta" for x in g)
+        L, g = pop.loss_and_grad_batched(*b.arrays(), ta, 0.1)  # a float lam is made on the device
     assert g[1].shape == (3, 9, 8)
 
 
 def test_float32_torch_is_close(nets, teachers):
     b64 = pop.NetBatch.from_nets(nets, CPU64)
     b32 = pop.NetBatch.from_nets(nets, torch.empty(0, dtype=torch.float32))
-    L64, g64 = pop.loss_and_grad_batched(*b64.arrays(), pop.teacher_arrays(teachers, like=b64.W), 0.1)
+    _, g64 = pop.loss_and_grad_batched(*b64.arrays(), pop.teacher_arrays(teachers, like=b64.W), 0.1)
     L32, g32 = pop.loss_and_grad_batched(*b32.arrays(), pop.teacher_arrays(teachers, like=b32.W), 0.1)
     assert L32.dtype == torch.float32 and torch.all(torch.isfinite(g32[1]))
     # float32 rounding, amplified near t = 1 where sqrt(1 - t^2) has slope 1/sqrt(eps)
@@ -239,7 +241,7 @@ def test_paper_b_imports_without_torch():
             "pop.grad(net, t, 0.1); pop.loss(net, t)\n"
             "gd_backend.stage3_batched([net], t, 0.02, 1, 3, 0.1)\n"
             "assert 'torch' not in sys.modules, 'torch imported'\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert res.returncode == 0, res.stderr
 
 
@@ -311,3 +313,19 @@ def test_stage1_batched_matches_algorithm1():
         for n0, t, n1 in zip(inits, ts, new):
             r = alg.stage1(n0, t)
             assert np.abs(r.flat() - n1.flat()).max() <= 1e-12 * np.abs(r.flat()).max()
+
+
+def test_stage3_loop_runs_on_meta_without_host_reads(stage2_nets):
+    """Stage 3's loop (gradient, records, updates, snapshots) never reads the device."""
+    from twolayer.common.device import DeviceGuard
+
+    nets, ts = stage2_nets
+    meta = torch.empty(0, dtype=F64, device="meta")
+    b = pop.NetBatch.from_nets(nets, meta)
+    ta = pop.teacher_arrays(ts, like=meta)
+    eta = torch.full((3,), 0.1, dtype=F64, device="meta")
+    lams = [torch.full((3,), 0.02 / 2 ** k, dtype=F64, device="meta") for k in range(2)]
+    with DeviceGuard("meta"):
+        meta_rec, vals, starts, ends = gb._run_epochs(b.arrays(), ta, eta, lams, [5, 10], record_every=4)
+    assert [s for _, s in meta_rec] == [0, 4, 5, 9, 13]
+    assert len(vals) == 5 and vals[0].shape == (3, 3) and len(starts) == len(ends) == 2

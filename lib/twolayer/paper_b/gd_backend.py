@@ -20,7 +20,14 @@ import array_api_compat
 import numpy as np
 
 from .algorithm1 import Trajectory
-from .population import Net, NetBatch, loss_and_grad_batched, teacher_arrays, to_numpy
+from .population import (
+    Net,
+    NetBatch,
+    _namespace,
+    loss_and_grad_batched,
+    teacher_arrays,
+    to_numpy,
+)
 from .teacher import Teacher
 
 
@@ -51,7 +58,7 @@ def _per_config(v, B: int, name: str) -> np.ndarray:
 def _as(x: np.ndarray, like):
     if like is None:
         return np.asarray(x, dtype=np.float64)
-    xp = array_api_compat.array_namespace(like)
+    xp = _namespace(like)
     return xp.asarray(x, dtype=like.dtype, device=array_api_compat.device(like))
 
 
@@ -65,6 +72,39 @@ def stage1_batched(nets0: Sequence[Net], teachers: Teacher | Sequence[Teacher], 
     _, g = loss_and_grad_batched(*b.arrays(), ta, float(lam0))
     new = NetBatch(*(x - eta0 * gx for x, gx in zip(b.arrays(), g)), b.widths, b.dims)
     return new.to_nets()
+
+
+def _run_epochs(state, ta, eta_x, lams, epoch_steps, record_every: int):
+    """The device part of :func:`stage3_batched`: epochs of gradient descent on ``(a, W,
+    alpha, beta)`` (updated in place), records and snapshots kept as device arrays; no host
+    read (tested on PyTorch's meta device)."""
+    a, W, alpha, beta = state
+    xp = _namespace(W)
+
+    def copy():
+        return tuple(xp.asarray(x, copy=True) for x in (a, W, alpha, beta))
+
+    rec_meta: list[tuple[int, int]] = []   # (epoch, step) of each record
+    rec_vals: list = []                    # (L, L_lambda, ||grad||^2) per record, on the device
+    starts, ends = [], []
+    total = 0
+    for k, (lam_x, n_steps) in enumerate(zip(lams, epoch_steps)):
+        starts.append(copy())
+        for t in range(n_steps):
+            L, (ga, gW, galpha, gbeta) = loss_and_grad_batched(a, W, alpha, beta, ta, lam_x)
+            if t % record_every == 0:
+                reg = L + 0.5 * lam_x * (xp.sum(a * a, axis=-1) + xp.sum(W * W, axis=(-2, -1)))
+                gn2 = xp.sum(ga * ga, axis=-1) + xp.sum(gW * gW, axis=(-2, -1)) + galpha * galpha \
+                    + xp.sum(gbeta * gbeta, axis=-1)
+                rec_meta.append((k, total))
+                rec_vals.append(xp.stack([L, reg, gn2]))
+            a -= eta_x[:, None] * ga
+            W -= eta_x[:, None, None] * gW
+            alpha -= eta_x * galpha
+            beta -= eta_x[:, None] * gbeta
+            total += 1
+        ends.append(copy())
+    return rec_meta, rec_vals, starts, ends
 
 
 def stage3_batched(nets: Sequence[Net], teachers: Teacher | Sequence[Teacher], lam0, epochs: int,
@@ -89,37 +129,12 @@ def stage3_batched(nets: Sequence[Net], teachers: Teacher | Sequence[Teacher], l
     lam0s = _per_config(lam0, B, "lam0")
     etas = _per_config(eta, B, "eta")
     batch = NetBatch.from_nets(nets, like)
-    a, W, alpha, beta = batch.arrays()
-    xp = array_api_compat.array_namespace(W)
-    ta = teacher_arrays(teachers, like=W, batch=B, d=W.shape[-1])
-    eta_x = _as(etas, like)
-
-    def copy():
-        return tuple(xp.asarray(x, copy=True) for x in (a, W, alpha, beta))
-
-    rec_meta: list[tuple[int, int]] = []   # (epoch, step) of each record
-    rec_vals: list = []                    # (L, L_lambda, ||grad||^2) per record, on the device
-    starts, ends = [], []
-    total = 0
-    for k in range(epochs):
-        lam_np = lam0s / 2 ** k
-        lam_x = _as(lam_np, like)
-        starts.append(copy())
-        for t in range(int(round(steps * grow ** k))):
-            L, (ga, gW, galpha, gbeta) = loss_and_grad_batched(a, W, alpha, beta, ta, lam_x)
-            if t % record_every == 0:
-                reg = L + 0.5 * lam_x * (xp.sum(a * a, axis=-1) + xp.sum(W * W, axis=(-2, -1)))
-                gn2 = xp.sum(ga * ga, axis=-1) + xp.sum(gW * gW, axis=(-2, -1)) + galpha * galpha \
-                    + xp.sum(gbeta * gbeta, axis=-1)
-                rec_meta.append((k, total))
-                rec_vals.append(xp.stack([L, reg, gn2]))
-            a -= eta_x[:, None] * ga
-            W -= eta_x[:, None, None] * gW
-            alpha -= eta_x * galpha
-            beta -= eta_x[:, None] * gbeta
-            total += 1
-        ends.append(copy())
-
+    ta = teacher_arrays(teachers, like=batch.W, batch=B, d=batch.W.shape[-1])
+    lams = [_as(lam0s / 2 ** k, like) for k in range(epochs)]
+    epoch_steps = [round(steps * grow ** k) for k in range(epochs)]
+    rec_meta, rec_vals, starts, ends = _run_epochs(batch.arrays(), ta, _as(etas, like), lams,
+                                                   epoch_steps, record_every)
+    xp = _namespace(batch.W)
     vals = to_numpy(xp.stack(rec_vals)) if rec_vals else np.zeros((0, 3, B))
 
     def nets_of(state) -> list[Net]:

@@ -29,6 +29,7 @@ contractions as the gradient.
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,6 +42,17 @@ from .kernels import INV_SQRT_2PI, _unit, kappa2, relu
 from .teacher import Teacher
 
 TWO_PI = 2.0 * math.pi
+# NumPy >= 2 implements the array API standard in its own namespace: use it directly for NumPy
+# arrays (array-api-compat's NumPy wrappers add Python overhead, e.g. to clip); other arrays
+# (torch, CuPy, ...) go through array-api-compat.
+_NUMPY_IS_ARRAY_API = int(np.__version__.split(".")[0]) >= 2
+
+
+def _namespace(*arrays):
+    if _NUMPY_IS_ARRAY_API and all(isinstance(x, np.ndarray) for x in arrays):
+        return np
+    return array_api_compat.array_namespace(*arrays)
+
 
 # --- student -------------------------------------------------------------------------------
 
@@ -80,7 +92,7 @@ def _like(x: np.ndarray, like):
     """``x`` (NumPy) as an array of ``like``'s namespace, device and dtype (NumPy if None)."""
     if like is None:
         return np.asarray(x, dtype=np.float64)
-    xp = array_api_compat.array_namespace(like)
+    xp = _namespace(like)
     return xp.asarray(x, dtype=like.dtype, device=array_api_compat.device(like))
 
 
@@ -174,19 +186,19 @@ def _tiny(dtype) -> float:
 
 
 def loss_and_grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0, *,
-                          want_grad: bool = True):
+                          want_grad: bool = True, want_loss: bool = True):
     """Square loss ``L`` ``(B,)`` and the gradient of ``L_lambda`` in ``(a, W, alpha, beta)``
     for ``B`` students at once: ``a (B, m)``, ``W (B, m, d)``, ``alpha (B,)``, ``beta (B, d)``
     (NumPy, or torch tensors on any device: the result follows them), ``lam`` a float or
     ``(B,)``. Returns ``(L, (ga, gW, galpha, gbeta))`` (the gradient ``None`` when
-    ``want_grad=False``).
+    ``want_grad=False``, the loss ``None`` when ``want_loss=False``).
 
     With ``T = U U^T``, ``S = sqrt(1 - T^2)``, ``P = pi - arccos T`` and ``c = a ||w||``:
     ``k(T) c = (S c + diag(U (P (c U))^T)) / (2 pi)`` and
     ``sum_j c_j grad_{w_i}[||w_i|| ||w_j|| k(t_ij)] = ((S c)_i wbar_i + (P (c U))_i) / (2 pi)``,
     no ``(m, m, d)`` tensor and no ``1/sqrt(1 - t^2)``; ``kappa2`` against the teacher alike.
     """
-    xp = array_api_compat.array_namespace(a, W, alpha, beta, teacher.U)
+    xp = _namespace(a, W, alpha, beta, teacher.U)
     mT = xp.matrix_transpose
     tiny = _tiny(W.dtype)
     n = xp.linalg.vector_norm(W, axis=-1)                          # (B, m)
@@ -203,10 +215,8 @@ def loss_and_grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0, *,
     Sc = (S @ c[..., None])[..., 0]                                # (B, m)
     Ssc = (Ss @ tc[..., None])[..., 0]
     csum_s = xp.sum(tc, axis=-1)[..., None]                        # (B, 1)
-    cU_s = (tc[..., None, :] @ tU)                                 # (B, 1, d)
-    PscU = Ps @ (tc[..., None] * tU)                               # (B, m, d)
-    # kappa2(Ts) cs = k(Ts) cs - sum(cs)/(2 pi) - (Ts cs)/4, with Ts cs = U . (cs U*)
-    K2s = (Ssc + xp.sum(U * PscU, axis=-1) - csum_s) / TWO_PI - xp.sum(U * cU_s, axis=-1) / 4.0
+    # kappa2(Ts) cs = k(Ts) cs - sum(cs)/(2 pi) - (Ts cs)/4 (k small: elementwise on (B, m, k))
+    K2s = (Ssc + ((Ps - 0.5 * math.pi) * Ts @ tc[..., None])[..., 0] - csum_s) / TWO_PI
     if want_grad:
         PcU = P @ (c[..., None] * U)                               # (B, m, d)
         Kc = (Sc + xp.sum(U * PcU, axis=-1)) / TWO_PI              # k(T) c
@@ -214,10 +224,12 @@ def loss_and_grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0, *,
         Kc = (Sc + ((P * T) @ c[..., None])[..., 0]) / TWO_PI
     aW = (a[..., None, :] @ W)[..., 0, :]                          # sum_i a_i w_i, (B, d)
     csum = xp.sum(c, axis=-1)
-    ff = xp.sum(c * Kc, axis=-1) + 2.0 * alpha * INV_SQRT_2PI * csum \
-        + xp.sum(beta * aW, axis=-1) + alpha * alpha + xp.sum(beta * beta, axis=-1)
-    fy = xp.sum(c * K2s, axis=-1)
-    L = xp.clip(ff - 2.0 * fy + teacher.norm2, 0.0, None)
+    L = None
+    if want_loss or not want_grad:
+        ff = xp.sum(c * Kc, axis=-1) + 2.0 * alpha * INV_SQRT_2PI * csum \
+            + xp.sum(beta * aW, axis=-1) + alpha * alpha + xp.sum(beta * beta, axis=-1)
+        fy = xp.sum(c * K2s, axis=-1)
+        L = xp.clip(ff - 2.0 * fy + teacher.norm2, 0.0, None)
     if not want_grad:
         return L, None
     lam = _like_lam(lam, xp, W)
@@ -225,6 +237,8 @@ def loss_and_grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0, *,
     ga = 2.0 * n * (Kc - K2s) + 2.0 * INV_SQRT_2PI * alpha[..., None] * n + Wbeta + lam[..., None] * a
     # d/dw_i: 2 a_i [sum_j c_j dk_ij + alpha/sqrt(2pi) wbar_i - sum_j cs_j dkappa2_ij] + a_i beta
     own = (Sc - Ssc + csum_s) / TWO_PI + alpha[..., None] * INV_SQRT_2PI          # (B, m)
+    cU_s = (tc[..., None, :] @ tU)                                 # (B, 1, d)
+    PscU = Ps @ (tc[..., None] * tU)                               # (B, m, d)
     cross = (PcU - PscU) / TWO_PI + 0.25 * cU_s                                  # (B, m, d)
     gW = (2.0 * a)[..., None] * (own[..., None] * U + cross) + a[..., None] * beta[..., None, :] \
         + lam[..., None, None] * W
@@ -246,13 +260,24 @@ def loss_batched(a, W, alpha, beta, teacher: TeacherArrays):
 
 def grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0):
     """``(ga, gW, galpha, gbeta)``: the gradient of ``L_lambda`` for ``B`` students."""
-    return loss_and_grad_batched(a, W, alpha, beta, teacher, lam)[1]
+    return loss_and_grad_batched(a, W, alpha, beta, teacher, lam, want_loss=False)[1]
 
 
-def _one(net: Net, teacher: Teacher, lam: float, want_grad: bool):
-    b = NetBatch.from_nets(net)
-    return loss_and_grad_batched(*b.arrays(), teacher_arrays(teacher, d=net.W.shape[1]), lam,
-                                 want_grad=want_grad)
+@functools.lru_cache(maxsize=64)
+def _teacher_cached(a: bytes, W: bytes, shape: tuple[int, int]) -> TeacherArrays:
+    """One teacher's arrays (NumPy), keyed by its contents (a teacher changed in place is a
+    new key): the per-network functions below do not recompute ``E[y~^2]`` at every call."""
+    t = Teacher(np.frombuffer(a, dtype=np.float64), np.frombuffer(W, dtype=np.float64).reshape(shape))
+    return teacher_arrays(t)
+
+
+def _one(net: Net, teacher: Teacher, lam: float, want_grad: bool, want_loss: bool = True):
+    ta = _teacher_cached(teacher.a.tobytes(), teacher.W.tobytes(), teacher.W.shape)
+    if teacher.d != net.W.shape[1]:
+        raise ValueError(f"the student has d = {net.W.shape[1]}, the teacher d = {teacher.d}")
+    # views with a batch axis of 1, no copies
+    return loss_and_grad_batched(net.a[None], net.W[None], np.array([net.alpha]), net.beta[None],
+                                 ta, np.array([float(lam)]), want_grad=want_grad, want_loss=want_loss)
 
 
 # --- one network (NumPy): the chapters' interface -------------------------------------------
@@ -292,7 +317,7 @@ def regularized_loss(net: Net, teacher: Teacher, lam: float) -> float:
 def grad(net: Net, teacher: Teacher, lam: float = 0.0) -> Net:
     """Exact gradient of ``L_lambda`` in ``(a, W, alpha, beta)``, as a :class:`Net` (see
     :func:`loss_and_grad_batched` for the contractions)."""
-    _, (ga, gW, galpha, gbeta) = _one(net, teacher, lam, want_grad=True)
+    _, (ga, gW, galpha, gbeta) = _one(net, teacher, lam, want_grad=True, want_loss=False)
     return Net(ga[0], gW[0], float(galpha[0]), gbeta[0])
 
 
