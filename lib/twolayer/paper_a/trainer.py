@@ -103,10 +103,11 @@ class DivergenceMonitor:
 
     def update(self, t: int, values: torch.Tensor, fine: torch.Tensor) -> None:
         """Step ``t``: ``values`` ``(B,)`` and ``fine`` ``(B,)`` (False where bad)."""
-        newly = self.ok & ~fine
+        ok = self.ok & fine
+        newly = self.ok ^ ok              # fine until now, bad at step t
         self.first_bad.masked_fill_(newly, t)
         self.bad_value = torch.where(newly, values, self.bad_value)
-        self.ok &= fine
+        self.ok = ok
 
     def first(self) -> tuple[int, int, float] | None:
         """``(step, configuration, value)`` of the first bad step so far, or ``None``."""
@@ -153,8 +154,8 @@ class _Steps:
         if self.L0 is None:
             self.L0 = L.clone()
             self.thr = self.max_loss_growth * torch.clamp(self.L0, min=self.tiny)
-        # bad: non-finite, or grown by more than max_loss_growth (NaN <= thr is False)
-        self.monitor.update(t, L, (L <= self.thr) & ~torch.isinf(L))
+        # bad: non-finite, or grown by more than max_loss_growth
+        self.monitor.update(t, L, torch.isfinite(L) & (L <= self.thr))
         self.C = C
         return L, logL, q
 
