@@ -91,8 +91,10 @@ def _run_epochs(state, ta, eta_x, lams, epoch_steps, record_every: int):
     for k, (lam_x, n_steps) in enumerate(zip(lams, epoch_steps)):
         starts.append(copy())
         for t in range(n_steps):
-            L, (ga, gW, galpha, gbeta) = loss_and_grad_batched(a, W, alpha, beta, ta, lam_x)
-            if t % record_every == 0:
+            record = t % record_every == 0
+            L, (ga, gW, galpha, gbeta) = loss_and_grad_batched(a, W, alpha, beta, ta, lam_x,
+                                                               want_loss=record)
+            if record:
                 reg = L + 0.5 * lam_x * (xp.sum(a * a, axis=-1) + xp.sum(W * W, axis=(-2, -1)))
                 gn2 = xp.sum(ga * ga, axis=-1) + xp.sum(gW * gW, axis=(-2, -1)) + galpha * galpha \
                     + xp.sum(gbeta * gbeta, axis=-1)

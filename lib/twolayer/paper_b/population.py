@@ -196,7 +196,9 @@ def loss_and_grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0, *,
     With ``T = U U^T``, ``S = sqrt(1 - T^2)``, ``P = pi - arccos T`` and ``c = a ||w||``:
     ``k(T) c = (S c + diag(U (P (c U))^T)) / (2 pi)`` and
     ``sum_j c_j grad_{w_i}[||w_i|| ||w_j|| k(t_ij)] = ((S c)_i wbar_i + (P (c U))_i) / (2 pi)``,
-    no ``(m, m, d)`` tensor and no ``1/sqrt(1 - t^2)``; ``kappa2`` against the teacher alike.
+    no ``(m, m, d)`` tensor and no ``1/sqrt(1 - t^2)``; against the teacher's ``k`` neurons
+    alike, with ``kappa2(t) = k(t) - 1/(2 pi) - t/4``. ``arccos`` and ``sqrt`` are evaluated
+    once per pair of neurons (the previous NumPy code evaluated them twice).
     """
     xp = _namespace(a, W, alpha, beta, teacher.U)
     mT = xp.matrix_transpose
