@@ -1,39 +1,53 @@
 """``python -m twolayer.bench``: how close the book's computations run to the machine's limit.
 
-Measures, in one run on one machine, and prints a table (``--json PATH`` also writes it):
+Measures, in one run on one machine and one device (``--device``, default CUDA when present),
+and prints a table (``--json PATH`` also writes it):
 
+* ``peak`` -- the machine's matrix-multiplication limit: the best FLOP/s of large square GEMMs
+  (several sizes, float32 and float64), measured in the same run. It is the denominator of the
+  fractions below (a GEMM of the trainer's own shapes is not a peak: the trainer can beat it).
 * ``trainer_fraction_of_matmul_peak`` -- the batched gradient-descent trainer's FLOP/s at
-  Paper A's shapes (n = 100, d = 10^4, m = 512, a batch of configurations) divided by the
-  FLOP/s of plain dense matrix multiplication of the same shapes and dtype, measured in the
-  same run. A step does two products of ``B m n d`` multiply-adds (forward ``W X^T``, backward
-  ``coef X``): ``4 B m n d`` FLOPs.
+  Paper A's shapes (n = 100, d = 10^4, m = 512, a batch of configurations) divided by the peak
+  of its dtype (the summary takes the worse of float32 and float64); the ratio to a GEMM of the
+  same shapes is reported beside it. A step does two products of ``B m n d`` multiply-adds
+  (forward ``W X^T``, backward ``coef X``): ``4 B m n d`` FLOPs.
 * ``batched_speedup_vs_naive`` -- at the theorem chapters' small shapes (n = 16, d = 1000,
   m = 16; 64 configurations, 10^4 steps), the naive way (one ``torch.nn.Module`` per
   configuration, ``torch.optim.SGD``, autograd, one configuration after another) divided by the
   library's batched closed-form trainer doing the same work. The naive time is measured on
   ``--naive-configs`` configurations and scaled linearly (its cost is per configuration).
 * ``figure1_sweep_efficiency`` -- the Figure 1 sweep at the paper's shapes, stable ranks
-  included, end to end: the dense FLOPs it must do divided by (wall time x measured matmul
-  FLOP/s), when the Figure 1 library code is present.
+  included, end to end on the device: the dense FLOPs it must do divided by (wall time x the
+  float64 peak).
 * ``population_grad_speedup_vs_mc`` -- Paper B's population gradient: the time Monte Carlo
-  needs for 1e-3 relative error divided by the closed form's time, when present.
+  needs for 1e-3 relative error divided by the closed form's time.
+* ``paperb_grad_seconds`` -- Paper B's closed-form gradient at the paper profile's shapes
+  (m = 400, d = 50): the NumPy implementation before issue 15 (``numpy_before``), the array-API
+  implementation on NumPy (``numpy``) and on torch on the device (``torch``), same shapes, same
+  run; ``paperb_batched_speedup`` -- B configurations as one program on the device against B
+  sequential runs of the same code; ``paperb_stage3_paper_seconds`` -- Stage 3's paper profile
+  (510 000 steps) projected from the measured per-step time of
+  :func:`twolayer.paper_b.gd_backend.stage3_batched` on the device.
 * ``notebook_seconds`` (book profile), ``book_seconds`` and ``peak_rss_mb`` of the largest
   notebook (``--notebooks``; minutes).
 * the device, dtype, thread count and library versions.
 
-Timings use the median of repeats after a warm-up; nothing here is a test.
+Timings use the median of repeats after a warm-up (the spread is reported where it matters);
+nothing here is a test: ``tests/entry_points/test_bench.py`` runs every function at tiny sizes
+and checks only the keys and that the values are finite.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -52,8 +66,9 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def timeit(fn: Callable[[], object], device: torch.device, repeats: int = 5, warmup: int = 1) -> float:
-    """Median wall time of ``fn`` over ``repeats`` runs after ``warmup`` runs."""
+def timings(fn: Callable[[], object], device: torch.device, repeats: int = 5, warmup: int = 1) -> list[float]:
+    """Wall times of ``repeats`` runs of ``fn`` after ``warmup`` runs (device synchronised)."""
+    device = torch.device(device)
     for _ in range(warmup):
         fn()
     _sync(device)
@@ -63,7 +78,16 @@ def timeit(fn: Callable[[], object], device: torch.device, repeats: int = 5, war
         fn()
         _sync(device)
         times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return times
+
+
+def timeit(fn: Callable[[], object], device: torch.device, repeats: int = 5, warmup: int = 1) -> float:
+    """Median wall time of ``fn`` over ``repeats`` runs after ``warmup`` runs."""
+    return statistics.median(timings(fn, device, repeats, warmup))
+
+
+def _spread(times: list[float]) -> dict:
+    return {"median": statistics.median(times), "min": min(times), "max": max(times), "n": len(times)}
 
 
 def _paper_a_problem(n: int, d: int, m: int, B: int, dtype, device, seed: int = 0):
@@ -75,10 +99,36 @@ def _paper_a_problem(n: int, d: int, m: int, B: int, dtype, device, seed: int = 
     return net, X, y, W0
 
 
+def default_peak_sizes(device) -> tuple[int, ...]:
+    """Square GEMM sizes for the peak: large enough to reach the BLAS limit, small enough to
+    take seconds (a GPU needs larger ones to fill its cores)."""
+    return (4096, 8192) if torch.device(device).type == "cuda" else (512, 1024, 2048)
+
+
+def peak_gemm(dtype_name: str = "float64", device=None, sizes: tuple[int, ...] | None = None,
+              repeats: int = 5) -> dict:
+    """The machine's matrix-multiplication limit in ``dtype``: the best FLOP/s over square
+    GEMMs ``C = A B`` of the given sizes (``2 k^3`` FLOPs each, into a preallocated output)."""
+    device = torch.device(device or default_device())
+    dtype = resolve_dtype(dtype_name)
+    sizes = tuple(sizes or default_peak_sizes(device))
+    per_size = {}
+    for k in sizes:
+        g = torch.Generator().manual_seed(k)
+        A = torch.randn(k, k, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
+        Bm = torch.randn(k, k, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
+        C = torch.empty(k, k, dtype=dtype, device=device)
+        t = min(timings(lambda A=A, Bm=Bm, C=C: torch.mm(A, Bm, out=C), device, repeats=repeats))
+        per_size[str(k)] = 2.0 * k ** 3 / t / 1e9
+    best = max(per_size, key=per_size.get)
+    return {"dtype": dtype_name, "peak_gflops": per_size[best], "best_size": int(best),
+            "gflops_by_size": per_size}
+
+
 def matmul_flops(B: int, m: int, n: int, d: int, dtype, device, repeats: int = 5) -> float:
     """FLOP/s of plain dense GEMM for the two products of a training step at these shapes: the
     forward ``(B m x d) @ (d x n)`` and the backward ``(B m x n) @ (n x d)``, into preallocated
-    outputs (the machine's GEMM speed, with nothing else in the way)."""
+    outputs (a reference of the same shapes; not the machine's peak, see :func:`peak_gemm`)."""
     g = torch.Generator().manual_seed(1)
     W = torch.randn(B * m, d, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
     X = torch.randn(n, d, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
@@ -93,23 +143,30 @@ def matmul_flops(B: int, m: int, n: int, d: int, dtype, device, repeats: int = 5
     return 4.0 * B * m * n * d / timeit(both, device, repeats=repeats)
 
 
-def bench_trainer(dtype_name: str = "float64", B: int = 4, steps: int = 20, device=None) -> dict:
-    device = device or default_device()
+def bench_trainer(dtype_name: str = "float64", B: int = 4, steps: int = 20, device=None,
+                  peak: dict | None = None, shape: tuple[int, int, int] = (100, 10_000, 512),
+                  repeats: int = 3) -> dict:
+    """The trainer's FLOP/s at Paper A's shapes against the machine's peak in its dtype and
+    against a GEMM of the same shapes."""
+    device = torch.device(device or default_device())
     dtype = resolve_dtype(dtype_name)
-    n, d, m = 100, 10_000, 512
+    n, d, m = shape
     net, X, y, W0 = _paper_a_problem(n, d, m, B, dtype, device)
-    peak = matmul_flops(B, m, n, d, dtype, device)
+    same_shape = matmul_flops(B, m, n, d, dtype, device)
+    peak = peak or peak_gemm(dtype_name, device)
 
     def train():
         gradient_descent(net, W0, X, y, "logistic", lr=0.01, steps=steps, record_steps=[0, steps],
                          progress=False)
 
-    t = timeit(train, device, repeats=3)
+    times = timings(train, device, repeats=repeats)
     # steps + 1 gradient evaluations (the last one records the final loss)
-    achieved = 4.0 * B * m * n * d * (steps + 1) / t
-    return {"shape": f"n={n} d={d} m={m} B={B}", "dtype": dtype_name,
-            "matmul_gflops": peak / 1e9, "trainer_gflops": achieved / 1e9,
-            "trainer_fraction_of_matmul_peak": achieved / peak}
+    achieved = 4.0 * B * m * n * d * (steps + 1) / statistics.median(times)
+    return {"shape": f"n={n} d={d} m={m} B={B}", "dtype": dtype_name, "device": str(device),
+            "peak_gflops": peak["peak_gflops"], "same_shape_gemm_gflops": same_shape / 1e9,
+            "trainer_gflops": achieved / 1e9, "seconds": _spread(times),
+            "trainer_fraction_of_matmul_peak": achieved / 1e9 / peak["peak_gflops"],
+            "trainer_fraction_of_same_shape_gemm": achieved / same_shape}
 
 
 def _naive_run(X, y, d: int, m: int, gamma: float, scale: float, seed: int, steps: int, lr: float):
@@ -121,10 +178,11 @@ def _naive_run(X, y, d: int, m: int, gamma: float, scale: float, seed: int, step
         def __init__(self):
             super().__init__()
             g = torch.Generator().manual_seed(seed)
-            self.W = nn.Parameter(torch.randn(m, d, generator=g, dtype=torch.float64) * scale)
+            W = torch.randn(m, d, generator=g, dtype=torch.float64) * scale
+            self.W = nn.Parameter(W.to(device=X.device))
             a = torch.full((m,), m ** -0.5, dtype=torch.float64)
             a[m // 2:] *= -1
-            self.register_buffer("a", a)
+            self.register_buffer("a", a.to(device=X.device))
 
         def forward(self, x):
             z = x @ self.W.T
@@ -140,17 +198,19 @@ def _naive_run(X, y, d: int, m: int, gamma: float, scale: float, seed: int, step
     return model.W.detach()
 
 
-def bench_batched_vs_naive(configs: int = 64, steps: int = 10_000, naive_configs: int = 4) -> dict:
-    n, d, m, gamma, lr = 16, 1000, 16, 0.5, 0.05
-    device = torch.device("cpu")
+def bench_batched_vs_naive(configs: int = 64, steps: int = 10_000, naive_configs: int = 4,
+                           device=None, shape: tuple[int, int, int] = (16, 1000, 16)) -> dict:
+    device = torch.device(device or default_device())
+    n, d, m = shape
+    gamma, lr = 0.5, 0.05
     g = torch.Generator().manual_seed(0)
-    X = torch.randn(n, d, generator=g, dtype=torch.float64)
-    y = torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0).double()
+    X = torch.randn(n, d, generator=g, dtype=torch.float64).to(device)
+    y = torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0).double().to(device)
     scales = torch.logspace(-4, -1, configs, dtype=torch.float64)
     net = LeakyNetwork(m // 2, m // 2, "smoothed_leaky_relu", gamma)
 
     W0 = torch.stack([torch.randn(m, d, generator=torch.Generator().manual_seed(k), dtype=torch.float64)
-                      * scales[k] for k in range(configs)])
+                      * scales[k] for k in range(configs)]).to(device)
 
     def batched():
         return gradient_descent(net, W0, X, y, "logistic", lr=lr, steps=steps,
@@ -159,59 +219,77 @@ def bench_batched_vs_naive(configs: int = 64, steps: int = 10_000, naive_configs
     t_lib = timeit(batched, device, repeats=1, warmup=0)
     t0 = time.perf_counter()
     naive = [_naive_run(X, y, d, m, gamma, float(scales[k]), k, steps, lr) for k in range(naive_configs)]
+    _sync(device)
     t_naive = (time.perf_counter() - t0) * configs / naive_configs
     # both compute the same trajectories (up to float64 rounding)
     W_lib = batched()[:naive_configs]
     err = max(float((W_lib[k] - naive[k]).abs().max() / naive[k].abs().max()) for k in range(naive_configs))
-    return {"shape": f"n={n} d={d} m={m}, {configs} configs x {steps} steps",
+    return {"shape": f"n={n} d={d} m={m}, {configs} configs x {steps} steps", "device": str(device),
             "naive_seconds": t_naive, "library_seconds": t_lib,
             "naive_measured_on": naive_configs, "max_relative_difference": err,
             "batched_speedup_vs_naive": t_naive / t_lib}
 
 
-def bench_figure1(steps: int = 1000, device=None) -> dict:
+def bench_figure1(steps: int = 1000, device=None, dims: tuple[int, ...] = (100, 1000, 10_000),
+                  n: int = 100, m: int = 64, n_test: int = 1000, records: int = 50,
+                  peak: dict | None = None) -> dict:
     """Figure 1's sweep at the paper's shapes (n = 100, m = 64, d in {10^2, 10^3, 10^4}, three
     initialization scales batched per d, 50 recorded stable ranks and accuracies), end to end
-    through :func:`twolayer.paper_a.rankdecay.run`. Dense FLOPs counted: the two products per gradient
-    step, and at each record the SVD (about ``4 m^2 d``) and the forward passes on the train and
-    test sets (``2 m d (n + n_test)``), per configuration."""
-    from .paper_a import rankdecay
-
-    device = device or default_device()
-    n, m, records, n_test, scales = 100, 64, 50, 1000, (1.0, 0.1, 0.02)
-    dims = (100, 1000, 10_000)
-    configs = [rankdecay.config(d=d, n=n, m=m, gamma=0.1, beta=0.1, init_scale=s, lr=0.01,
-                                steps=steps, seed=0, n_test=n_test, records=records)
-               for d in dims for s in scales]
-    t = time.perf_counter()
-    rankdecay.run(configs, progress=False)
-    wall = time.perf_counter() - t
+    on ``device`` in float64: the data, the Glorot-scaled initialization and the smoothed leaky
+    ReLU network of :mod:`twolayer.paper_a.rankdecay`, trained by
+    :func:`twolayer.paper_a.trainer.gradient_descent` with its metrics (the stable rank and
+    the train and test accuracies) computed on the device. Dense FLOPs counted: the two
+    products per gradient step, and at each record the SVD (about ``4 m^2 d``) and the forward
+    passes on the train and test sets (``2 m d (n + n_test)``), per configuration."""
+    from .paper_a import data as data_mod
+    from .paper_a.metrics import stable_rank
     from .paper_a.trainer import log_spaced_steps
 
+    device = torch.device(device or default_device())
+    scales = (1.0, 0.1, 0.02)
     B = len(scales)
+    t = time.perf_counter()
+    for d in dims:
+        train = data_mod.gaussian_mixture(n, d, seed=1, beta=0.1)
+        test = data_mod.gaussian_mixture(n_test, d, seed=2, mu=train.info["mu"])
+        X, y = train.torch(device=device)
+        Xt, yt = test.torch(device=device)
+        net = LeakyNetwork(m - m // 2, m // 2, phi="smoothed_leaky_relu", gamma=0.1)
+        glorot = math.sqrt(2.0 / (d + m))
+        W0 = net.init(d, torch.tensor(scales) * glorot, seed=3, batch=B, device=device)
+
+        def accuracy(Xs, ys, net=net):
+            return lambda W: (torch.sign(net.forward(W, Xs)) == ys).to(W.dtype).mean(dim=-1)
+
+        gradient_descent(net, W0, X, y, loss="logistic", lr=0.01, steps=steps,
+                         record_steps=log_spaced_steps(steps, records), progress=False,
+                         metrics={"stable_rank": stable_rank, "test_accuracy": accuracy(Xt, yt),
+                                  "train_accuracy": accuracy(X, y)})
+    _sync(device)
+    wall = time.perf_counter() - t
     n_rec = len(log_spaced_steps(steps, records))  # the steps at which metrics are evaluated
     flops = 0.0
     for d in dims:
         flops += (steps + 1) * 4.0 * B * m * n * d
         # at a record: margins on the train set again, stable rank (SVD), train and test accuracy
         flops += n_rec * B * (4.0 * m * m * d + 2.0 * m * d * (2 * n + n_test))
-    peak = matmul_flops(B, m, n, dims[-1], torch.float64, torch.device("cpu"))
+    peak = peak or peak_gemm("float64", device)
     return {"shape": f"n={n} m={m} d={dims} x {B} scales, {steps} steps, {records} records",
-            "wall_seconds": wall, "gflop": flops / 1e9, "matmul_gflops": peak / 1e9,
-            "figure1_sweep_efficiency": flops / (wall * peak)}
+            "device": str(device), "wall_seconds": wall, "gflop": flops / 1e9,
+            "peak_gflops": peak["peak_gflops"], "figure1_sweep_efficiency": flops / 1e9 / (wall * peak["peak_gflops"])}
 
 
-def bench_population(target: float = 1e-3, n0: int = 200_000, repeats: int = 3) -> dict:
+def bench_population(target: float = 1e-3, n0: int = 200_000, repeats: int = 3, m: int = 100,
+                     d: int = 20) -> dict:
     """Paper B's population gradient in closed form against Monte Carlo: the time Monte Carlo
     needs for ``target`` relative error (extrapolated from its measured error at ``n0`` samples
     with the ``N^{-1/2}`` law) divided by the closed form's time. Student: Algorithm 1 after
-    Stage 1 (m = 100) on the prototype teacher (d = 20)."""
-    from .paper_b import algorithm1
-    from .paper_b import population
+    Stage 1 (m = 100) on the prototype teacher (d = 20). NumPy on the CPU."""
+    from .paper_b import algorithm1, population
     from .paper_b import teacher as teachers
 
-    T = teachers.prototype(d=20, seed=0)
-    net = algorithm1.stage1(algorithm1.symmetric_init(20, 100, seed=0), T)
+    T = teachers.prototype(d=d, seed=0)
+    net = algorithm1.stage1(algorithm1.symmetric_init(d, m, seed=0), T)
     net.a = net.a + 0.01  # break the symmetric cancellation so every block of the gradient is non-zero
     g = population.grad(net, T).flat()
     t_closed = timeit(lambda: population.grad(net, T), torch.device("cpu"), repeats=20)
@@ -239,6 +317,97 @@ def bench_population(target: float = 1e-3, n0: int = 200_000, repeats: int = 3) 
     return {"closed_form_seconds": t_closed, "mc_error_at_n0": err, "n0": n0,
             "mc_samples_for_target": n_needed, "mc_seconds_for_target": t_mc,
             "population_grad_speedup_vs_mc": t_mc / t_closed}
+
+
+def _paperb_grad_before(net, teacher, lam: float = 0.0):
+    """Paper B's gradient as :func:`twolayer.paper_b.population.grad` computed it before issue 15
+    (NumPy only; ``arccos`` and ``sqrt(1 - t^2)`` evaluated twice per pair of neurons): the
+    baseline of ``paperb_grad_seconds``. Returns ``(ga, gW, galpha, gbeta)``."""
+    from .paper_b.kernels import INV_SQRT_2PI, _clip, _unit, k1, kappa2
+
+    U, n = _unit(net.W)
+    Us, ns = _unit(teacher.W)
+    a, c, cs = net.a, net.a * n, teacher.a * ns
+    T = _clip(U @ U.T)
+    Ts = _clip(U @ Us.T)
+    two_pi = 2 * math.pi
+    Kc = k1(T) @ c
+    K2s = kappa2(Ts) @ cs
+    ga = 2 * n * Kc + 2 * net.alpha * INV_SQRT_2PI * n + net.W @ net.beta - 2 * n * K2s + lam * a
+    S, Pm = np.sqrt(1 - T * T), math.pi - np.arccos(T)
+    Ss, Ps = np.sqrt(1 - Ts * Ts), math.pi - np.arccos(Ts)
+    own = (S @ c) / two_pi
+    cross = (Pm * c[None, :]) @ U / two_pi
+    own_s = (Ss @ cs - cs.sum()) / two_pi
+    cross_s = (Ps * cs[None, :]) @ Us / two_pi - 0.25 * (cs @ Us)[None, :]
+    gW = (2 * a)[:, None] * (own[:, None] * U + cross + net.alpha * INV_SQRT_2PI * U) \
+        + a[:, None] * net.beta[None, :] \
+        - (2 * a)[:, None] * (own_s[:, None] * U + cross_s) + lam * net.W
+    galpha = 2 * (net.alpha + INV_SQRT_2PI * float(a @ n))
+    gbeta = 2 * net.beta + a @ net.W
+    return ga, gW, galpha, gbeta
+
+
+def bench_paperb(device=None, m: int = 400, d: int = 50, B: int = 8, repeats: int = 15,
+                 stage3_steps: int = 20, paper_steps: int = 2000 * (2 ** 8 - 1)) -> dict:
+    """Paper B's closed-form gradient at the paper profile's shapes (Stage 3 of
+    ``notebooks/paper_b/stage3.md``: m = 400, d = 50, a random teacher with r = 2, m* = 3;
+    the student after Stage 1), per gradient: before issue 15 (NumPy), the array-API path on
+    NumPy, and on torch on ``device`` (float64). ``paperb_batched_speedup``: ``B`` seeds as one
+    batched program on the device against ``B`` sequential calls of the same code.
+    ``paperb_stage3_paper_seconds``: the per-step time of
+    :func:`~twolayer.paper_b.gd_backend.stage3_batched` (one configuration, on the device)
+    times the paper profile's ``paper_steps`` (8 epochs of 2000 x 2^k steps)."""
+    from .paper_b import algorithm1 as alg
+    from .paper_b import gd_backend as gb
+    from .paper_b import population as pop
+    from .paper_b import teacher as tmod
+
+    device = torch.device(device or default_device())
+    teacher = tmod.random_teacher(d, 2, 3, seed=0)
+    nets = [alg.stage1(alg.symmetric_init(d, m, seed=s), teacher) for s in range(B)]
+    for k, net in enumerate(nets):   # break the symmetric cancellation (every block non-zero)
+        net.a = net.a + 0.01 * (k + 1)
+    net, lam = nets[0], 0.01
+    like = torch.empty(0, dtype=torch.float64, device=device)
+    one = pop.NetBatch.from_nets(net, like)
+    ta1 = pop.teacher_arrays(teacher, like=like)
+    before = timings(lambda: _paperb_grad_before(net, teacher, lam), torch.device("cpu"), repeats)
+    numpy_t = timings(lambda: pop.grad(net, teacher, lam), torch.device("cpu"), repeats)
+    torch_t = timings(lambda: pop.loss_and_grad_batched(*one.arrays(), ta1, lam), device, repeats)
+    # agreement of the three (float64 rounding)
+    ref = np.concatenate([np.ravel(x) for x in _paperb_grad_before(net, teacher, lam)])
+    new_np = pop.grad(net, teacher, lam).flat()
+    new_t = pop.NetBatch(*pop.loss_and_grad_batched(*one.arrays(), ta1, lam)[1]).to_nets()[0].flat()
+    scale = float(np.abs(ref).max())
+    # B configurations: one batched program against B sequential calls, same code, same device
+    batch = pop.NetBatch.from_nets(nets, like)
+    taB = pop.teacher_arrays(teacher, like=like, batch=B)
+    singles = [pop.NetBatch.from_nets(nt, like) for nt in nets]
+    batched_t = timings(lambda: pop.loss_and_grad_batched(*batch.arrays(), taB, lam), device, repeats)
+    seq_t = timings(lambda: [pop.loss_and_grad_batched(*s.arrays(), ta1, lam) for s in singles],
+                    device, max(3, repeats // 3))
+    seq_np = timings(lambda: [pop.grad(nt, teacher, lam) for nt in nets], torch.device("cpu"),
+                     max(3, repeats // 3))
+    # Stage 3 on the device, one configuration: per-step time
+    t0 = time.perf_counter()
+    gb.stage3_batched([net], teacher, 0.02, 1, stage3_steps, 0.1, record_every=100, like=like)
+    _sync(device)
+    per_step = (time.perf_counter() - t0) / stage3_steps
+    med = statistics.median
+    return {"shape": f"m={m} d={d} teacher r=2 m*=3, B={B}", "device": str(device),
+            "paperb_grad_seconds": {"numpy_before": _spread(before), "numpy": _spread(numpy_t),
+                                    "torch": _spread(torch_t)},
+            "speedup_numpy_vs_before": med(before) / med(numpy_t),
+            "speedup_torch_vs_before": med(before) / med(torch_t),
+            "max_relative_difference": {"numpy": float(np.abs(new_np - ref).max() / scale),
+                                        "torch": float(np.abs(new_t - ref).max() / scale)},
+            "batched_seconds": _spread(batched_t), "sequential_seconds": _spread(seq_t),
+            "sequential_numpy_seconds": _spread(seq_np),
+            "paperb_batched_speedup": med(seq_t) / med(batched_t),
+            "paperb_batched_speedup_vs_numpy_loop": med(seq_np) / med(batched_t),
+            "stage3_seconds_per_step": per_step, "paper_steps": paper_steps,
+            "paperb_stage3_paper_seconds": per_step * paper_steps}
 
 
 def bench_notebooks(profile: str = "book", build: bool = True) -> dict:
@@ -280,35 +449,48 @@ def bench_notebooks(profile: str = "book", build: bool = True) -> dict:
 def environment(device) -> dict:
     import importlib.metadata as md
 
+    device = torch.device(device)
     versions = {}
-    for pkg in ("torch", "numpy", "scipy", "cvxpy", "jupyter-book", "papermill", "dask"):
+    for pkg in ("torch", "numpy", "scipy", "array-api-compat", "cvxpy", "jupyter-book", "papermill", "dask"):
         try:
             versions[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
             pass
     return {"device": str(device), "device_name": (torch.cuda.get_device_name(device)
                                                     if device.type == "cuda" else platform.processor() or platform.machine()),
-            "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "cuda": torch.version.cuda, "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
             "python": platform.python_version(), "twolayer": __version__, "versions": versions}
 
 
 TARGETS = {"trainer_fraction_of_matmul_peak": 0.5, "batched_speedup_vs_naive": 10.0,
            "figure1_sweep_efficiency": 0.3, "population_grad_speedup_vs_mc": 100.0,
-           "book_seconds": 900.0}
+           "paperb_grad_speedup_vs_before": 1.0, "book_seconds": 900.0}
+LOWER_IS_BETTER = {"book_seconds"}
+PARTS = ("trainer", "naive", "figure1", "population", "paperb", "notebooks")
 
 
-def run(only: set[str] | None = None, naive_configs: int = 4, profile: str = "book") -> dict:
-    device = default_device()
+def run(only: set[str] | None = None, naive_configs: int = 4, profile: str = "book",
+        device=None) -> dict:
+    device = torch.device(device) if device is not None else default_device()
+    if device.type == "cuda":
+        default_device(str(device))  # raises a clear error when CUDA is not there
     want = (lambda k: only is None or k in only)
     res: dict = {"environment": environment(device)}
+    peaks = {}
+    if want("trainer") or want("figure1"):
+        peaks = {dt: peak_gemm(dt, device) for dt in ("float64", "float32")}
+        res["peak"] = peaks
     if want("trainer"):
-        res["trainer"] = {dt: bench_trainer(dt, device=device) for dt in ("float64", "float32")}
+        res["trainer"] = {dt: bench_trainer(dt, device=device, peak=peaks[dt]) for dt in ("float64", "float32")}
     if want("naive"):
-        res["naive"] = bench_batched_vs_naive(naive_configs=naive_configs)
+        res["naive"] = bench_batched_vs_naive(naive_configs=naive_configs, device=device)
     if want("figure1"):
-        res["figure1"] = bench_figure1(device=device)
+        res["figure1"] = bench_figure1(device=device, peak=peaks["float64"])
     if want("population"):
         res["population"] = bench_population()
+    if want("paperb"):
+        res["paperb"] = bench_paperb(device=device)
     if want("notebooks"):
         res["notebooks"] = bench_notebooks(profile)
     res["summary"] = summary(res)
@@ -317,15 +499,27 @@ def run(only: set[str] | None = None, naive_configs: int = 4, profile: str = "bo
 
 def summary(res: dict) -> dict:
     s = {}
+    if res.get("peak"):
+        for dt, v in res["peak"].items():
+            s[f"matmul_peak_gflops_{dt}"] = v["peak_gflops"]
     if res.get("trainer"):
         s["trainer_fraction_of_matmul_peak"] = min(
             v["trainer_fraction_of_matmul_peak"] for v in res["trainer"].values())
+        s["trainer_fraction_of_same_shape_gemm"] = min(
+            v["trainer_fraction_of_same_shape_gemm"] for v in res["trainer"].values())
     if res.get("naive"):
         s["batched_speedup_vs_naive"] = res["naive"]["batched_speedup_vs_naive"]
     if res.get("figure1"):
         s["figure1_sweep_efficiency"] = res["figure1"]["figure1_sweep_efficiency"]
     if res.get("population"):
         s["population_grad_speedup_vs_mc"] = res["population"]["population_grad_speedup_vs_mc"]
+    if res.get("paperb"):
+        v = res["paperb"]
+        for k, t in v["paperb_grad_seconds"].items():
+            s[f"paperb_grad_seconds_{k}"] = t["median"]
+        s["paperb_grad_speedup_vs_before"] = max(v["speedup_numpy_vs_before"], v["speedup_torch_vs_before"])
+        s["paperb_batched_speedup"] = v["paperb_batched_speedup"]
+        s["paperb_stage3_paper_seconds"] = v["paperb_stage3_paper_seconds"]
     if res.get("notebooks"):
         s["book_seconds"] = res["notebooks"]["book_seconds"]
         s["peak_rss_mb"] = res["notebooks"]["peak_rss_mb"]
@@ -341,20 +535,36 @@ def table(res: dict) -> str:
              f"|{'-' * 42}|{'-' * 14}|{'-' * 12}|-----|"]
     for k, v in res["summary"].items():
         tgt = TARGETS.get(k)
-        met = "" if v is None or tgt is None else ("yes" if (v <= tgt if k == "book_seconds" else v >= tgt) else "NO")
+        low = k in LOWER_IS_BETTER
+        met = "" if v is None or tgt is None else ("yes" if (v <= tgt if low else v >= tgt) else "NO")
         val = "n/a" if v is None else f"{v:.3g}"
-        tg = "" if tgt is None else (f"<= {tgt:g}" if k == "book_seconds" else f">= {tgt:g}")
+        tg = "" if tgt is None else (f"<= {tgt:g}" if low else f">= {tgt:g}")
         lines.append(f"| {k:40s} | {val:>12s} | {tg:>10s} | {met:3s} |")
-    if res.get("trainer"):
+    if res.get("peak"):
         lines.append("")
+        for dt, v in res["peak"].items():
+            sizes = ", ".join(f"{k}: {g:.1f}" for k, g in v["gflops_by_size"].items())
+            lines.append(f"matmul peak {dt}: {v['peak_gflops']:.1f} GFLOP/s (square GEMMs, GFLOP/s by size: {sizes})")
+    if res.get("trainer"):
         for dt, v in res["trainer"].items():
-            lines.append(f"trainer {dt} ({v['shape']}): {v['trainer_gflops']:.1f} GFLOP/s vs matmul "
-                         f"{v['matmul_gflops']:.1f} GFLOP/s")
+            lines.append(f"trainer {dt} ({v['shape']}): {v['trainer_gflops']:.1f} GFLOP/s = "
+                         f"{v['trainer_fraction_of_matmul_peak']:.2f} of the {dt} peak, "
+                         f"{v['trainer_fraction_of_same_shape_gemm']:.2f} of a same-shape GEMM "
+                         f"({v['same_shape_gemm_gflops']:.1f} GFLOP/s)")
     if res.get("naive"):
         v = res["naive"]
         lines.append(f"batched vs naive ({v['shape']}): library {v['library_seconds']:.2f} s, naive "
                      f"{v['naive_seconds']:.1f} s (measured on {v['naive_measured_on']} configs, scaled); "
                      f"max relative difference {v['max_relative_difference']:.1e}")
+    if res.get("paperb"):
+        v = res["paperb"]
+        g = v["paperb_grad_seconds"]
+        lines.append(f"Paper B gradient ({v['shape']}), ms per gradient, median [min, max]: " + "; ".join(
+            f"{k} {1e3 * t['median']:.2f} [{1e3 * t['min']:.2f}, {1e3 * t['max']:.2f}]" for k, t in g.items()))
+        lines.append(f"Paper B batched: {v['paperb_batched_speedup']:.2f}x over sequential calls on "
+                     f"{v['device']}, {v['paperb_batched_speedup_vs_numpy_loop']:.2f}x over a NumPy loop; "
+                     f"Stage 3 paper profile ({v['paper_steps']} steps) projected "
+                     f"{v['paperb_stage3_paper_seconds']:.0f} s")
     if res.get("notebooks"):
         v = res["notebooks"]
         for k, t in v["notebook_seconds"].items():
@@ -366,14 +576,18 @@ def table(res: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m twolayer.bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="also write the results to this JSON file (atomically)")
-    ap.add_argument("--only", help="comma-separated subset of: trainer,naive,figure1,population,notebooks")
+    ap.add_argument("--only", help=f"comma-separated subset of: {','.join(PARTS)}")
+    ap.add_argument("--device", default=None,
+                    help="device for every torch measurement (cpu, cuda, cuda:1; default: CUDA when present)")
     ap.add_argument("--naive-configs", type=int, default=4,
                     help="configurations the naive baseline is timed on (scaled to 64)")
     ap.add_argument("--profile", default="book", choices=["smoke", "book", "paper"],
                     help="profile for the notebook timings")
     args = ap.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
-    res = run(only, args.naive_configs, args.profile)
+    if only and not only <= set(PARTS):
+        ap.error(f"--only takes a subset of {','.join(PARTS)}; got {args.only}")
+    res = run(only, args.naive_configs, args.profile, device=args.device)
     print(table(res))
     if args.json:
         atomic_write_json(args.json, res)

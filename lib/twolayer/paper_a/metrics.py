@@ -6,6 +6,10 @@
 * margins ``q_i = y_i f(x_i; W)``, normalised margins ``q_i / ||W||_F`` (the networks of
   Paper A are 1-homogeneous in ``W`` with the leaky ReLU) and ``W / min_i q_i``;
 * ``near_orthogonality(X, gamma)``: Theorem 3.2's assumption, see :mod:`twolayer.paper_a.assumptions`.
+
+Every function returns its result on ``W``'s device (no host read), so it can serve as a
+metric of :func:`twolayer.paper_a.trainer.gradient_descent` on a GPU; NumPy inputs become CPU
+float64 tensors.
 """
 from __future__ import annotations
 
@@ -44,8 +48,10 @@ def numerical_rank(W, tol: float = 1e-6) -> torch.Tensor:
 
 
 def margins(net, W, X, y) -> torch.Tensor:
-    """Unnormalised margins ``y_i f(x_i; W)``, shape ``(..., n)``."""
-    return net.margins(_t(W), _t(X).to(_t(W).dtype), _t(y).to(_t(W).dtype))
+    """Unnormalised margins ``y_i f(x_i; W)``, shape ``(..., n)``, on ``W``'s device and in its
+    dtype (``X`` and ``y`` follow ``W``)."""
+    W = _t(W)
+    return net.margins(W, _t(X).to(W), _t(y).to(W))
 
 
 def normalized_margins(net, W, X, y) -> torch.Tensor:

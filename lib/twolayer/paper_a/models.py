@@ -34,6 +34,9 @@ class LeakyNetwork:
 
     def __init__(self, m1: int, m2: int, phi: Activation | str = "leaky_relu", gamma: float = 0.5):
         self._a = second_layer(m1, m2)  # validates m1, m2 (positive integers)
+        # one copy of ``a`` per (device, dtype), made on first use: a training step on a GPU
+        # must not copy ``a`` from the host (a copy from pageable memory waits for the device)
+        self._a_cache: dict[tuple[torch.device, torch.dtype], torch.Tensor] = {}
         self.m1, self.m2 = m1, m2
         self.phi = get_activation(phi, gamma) if isinstance(phi, str) else phi
 
@@ -46,21 +49,27 @@ class LeakyNetwork:
         return self.phi.gamma
 
     def a(self, like: torch.Tensor | None = None) -> torch.Tensor:
-        """The fixed second layer, on the dtype/device of ``like``."""
+        """The fixed second layer, on the dtype/device of ``like`` (cached: the same tensor is
+        returned for every call with the same device and dtype; do not modify it in place)."""
         if like is None:
             return self._a
-        return self._a.to(dtype=like.dtype, device=like.device)
+        key = (like.device, like.dtype)
+        a = self._a_cache.get(key)
+        if a is None:
+            a = self._a_cache[key] = self._a.to(dtype=like.dtype, device=like.device)
+        return a
 
     def init(self, d: int, scale: float | torch.Tensor, seed: int, batch: int | None = None,
              dtype=torch.float64, device=None) -> torch.Tensor:
         """``w_j ~ N(0, scale^2 I_d)`` i.i.d.; shape ``(m, d)`` or ``(batch, m, d)``.
 
         ``scale`` may be a tensor of shape ``(batch,)`` (one scale per configuration). The
-        draw uses a CPU generator seeded with ``seed`` so it is the same on every device."""
+        draw uses a CPU generator seeded with ``seed`` so it is the same on every device; the
+        result is then moved to ``device`` (one host-to-device copy) in ``dtype``."""
         g = torch.Generator().manual_seed(int(seed))
         shape = (self.m, d) if batch is None else (batch, self.m, d)
         W = torch.randn(shape, generator=g, dtype=torch.float64)
-        s = torch.as_tensor(scale, dtype=torch.float64)
+        s = torch.as_tensor(scale, dtype=torch.float64, device="cpu")
         if s.ndim == 1:
             s = s.reshape(-1, 1, 1)
         return (W * s).to(dtype=dtype, device=device)

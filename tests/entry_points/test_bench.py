@@ -1,0 +1,92 @@
+"""``python -m twolayer.bench`` at tiny sizes: the functions run, return the documented keys,
+and every value is finite. Speed is never asserted here (targets belong to the benchmark's
+output, not to timed tests)."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from twolayer import bench
+
+CPU = torch.device("cpu")
+
+
+def finite_numbers(d, path="") -> list[str]:
+    """Paths of the numbers in ``d`` that are not finite."""
+    bad = []
+    if isinstance(d, dict):
+        for k, v in d.items():
+            bad += finite_numbers(v, f"{path}.{k}")
+    elif isinstance(d, (list, tuple)):
+        for i, v in enumerate(d):
+            bad += finite_numbers(v, f"{path}[{i}]")
+    elif isinstance(d, (int, float)) and not isinstance(d, bool) and not math.isfinite(d):
+        bad.append(path)
+    return bad
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    peak = {dt: bench.peak_gemm(dt, CPU, sizes=(32, 64), repeats=2) for dt in ("float64", "float32")}
+    return {
+        "environment": bench.environment(CPU),
+        "peak": peak,
+        "trainer": {dt: bench.bench_trainer(dt, B=2, steps=3, device=CPU, peak=peak[dt], shape=(8, 40, 6),
+                                            repeats=2) for dt in ("float64", "float32")},
+        "naive": bench.bench_batched_vs_naive(configs=4, steps=5, naive_configs=2, device=CPU, shape=(4, 10, 4)),
+        "figure1": bench.bench_figure1(steps=5, device=CPU, dims=(10, 20), n=8, m=4, n_test=16, records=3,
+                                       peak=peak["float64"]),
+        "population": bench.bench_population(n0=2000, repeats=2, m=10, d=6),
+        "paperb": bench.bench_paperb(device=CPU, m=12, d=6, B=3, repeats=2, stage3_steps=3),
+    }
+
+
+def test_tiny_benchmark_keys_and_finite_values(tiny):
+    res = dict(tiny)
+    res["summary"] = bench.summary(res)
+    assert finite_numbers(res) == []
+    s = res["summary"]
+    for k in ("matmul_peak_gflops_float64", "matmul_peak_gflops_float32", "trainer_fraction_of_matmul_peak",
+              "trainer_fraction_of_same_shape_gemm", "batched_speedup_vs_naive", "figure1_sweep_efficiency",
+              "population_grad_speedup_vs_mc", "paperb_grad_seconds_numpy_before", "paperb_grad_seconds_numpy",
+              "paperb_grad_seconds_torch", "paperb_grad_speedup_vs_before", "paperb_batched_speedup",
+              "paperb_stage3_paper_seconds"):
+        assert k in s and s[k] > 0, k
+    for dt in ("float64", "float32"):
+        t = res["trainer"][dt]
+        assert t["peak_gflops"] == res["peak"][dt]["peak_gflops"]
+        assert t["trainer_fraction_of_matmul_peak"] == pytest.approx(t["trainer_gflops"] / t["peak_gflops"])
+        assert set(res["peak"][dt]["gflops_by_size"]) == {"32", "64"}
+    assert res["figure1"]["device"] == "cpu" and res["paperb"]["device"] == "cpu"
+    # the three Paper B implementations agree (float64 rounding)
+    assert max(res["paperb"]["max_relative_difference"].values()) < 1e-12
+    assert res["naive"]["max_relative_difference"] < 1e-10
+    assert set(res["paperb"]["paperb_grad_seconds"]) == {"numpy_before", "numpy", "torch"}
+    out = bench.table(res)
+    assert "trainer_fraction_of_matmul_peak" in out and "Paper B gradient" in out
+    json.dumps(res)  # the --json file is plain JSON
+
+
+def test_cli_rejects_unknown_parts_and_missing_cuda(capsys):
+    with pytest.raises(SystemExit):
+        bench.main(["--only", "trainer,nonsense"])
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            bench.run({"population"}, device="cuda")
+
+
+def test_cli_only_runs_the_parts_asked_for(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(bench, "bench_population", lambda: {"population_grad_speedup_vs_mc": 123.0,
+                                                            "closed_form_seconds": 1e-3})
+    called = []
+    for name in ("bench_trainer", "bench_batched_vs_naive", "bench_figure1", "bench_paperb", "bench_notebooks",
+                 "peak_gemm"):
+        monkeypatch.setattr(bench, name, lambda *a, _n=name, **k: called.append(_n))
+    assert bench.main(["--only", "population", "--device", "cpu", "--json", str(tmp_path / "b.json")]) == 0
+    assert called == []
+    res = json.loads((tmp_path / "b.json").read_text())
+    assert res["summary"] == {"population_grad_speedup_vs_mc": 123.0}
+    assert res["environment"]["device"] == "cpu"
+    assert "population_grad_speedup_vs_mc" in capsys.readouterr().out

@@ -1,0 +1,331 @@
+"""Paper B's batched population loss and gradient on NumPy and on torch (any device), and the
+batched Stages 1 and 3 against Algorithm 1's per-network functions."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from twolayer.paper_b import algorithm1 as alg
+from twolayer.paper_b import gd_backend as gb
+from twolayer.paper_b import kernels
+from twolayer.paper_b import population as pop
+from twolayer.paper_b import teacher as tmod
+
+F64 = torch.float64
+CPU64 = torch.empty(0, dtype=F64)
+
+
+# --- the implementation before the array-API rewrite (commit ab4c2c9), as a reference ------------
+
+def ref_loss(net, teacher):
+    U, n = kernels._unit(net.W)
+    Us, ns = kernels._unit(teacher.W)
+    c, cs = net.a * n, teacher.a * ns
+    ff = c @ kernels.k1(U @ U.T) @ c + 2 * net.alpha * kernels.INV_SQRT_2PI * c.sum() \
+        + net.beta @ (net.a @ net.W) + net.alpha ** 2 + net.beta @ net.beta
+    fy = c @ kernels.kappa2(U @ Us.T) @ cs
+    return max(float(ff - 2 * fy + teacher.target_norm2()), 0.0)
+
+
+def ref_grad(net, teacher, lam=0.0):
+    U, n = kernels._unit(net.W)
+    Us, ns = kernels._unit(teacher.W)
+    a, c, cs = net.a, net.a * n, teacher.a * ns
+    T = kernels._clip(U @ U.T)
+    Ts = kernels._clip(U @ Us.T)
+    two_pi = 2 * math.pi
+    Kc = kernels.k1(T) @ c
+    K2s = kernels.kappa2(Ts) @ cs
+    ga = 2 * n * Kc + 2 * net.alpha * kernels.INV_SQRT_2PI * n + net.W @ net.beta - 2 * n * K2s + lam * a
+    S, Pm = np.sqrt(1 - T * T), math.pi - np.arccos(T)
+    Ss, Ps = np.sqrt(1 - Ts * Ts), math.pi - np.arccos(Ts)
+    own = (S @ c) / two_pi
+    cross = (Pm * c[None, :]) @ U / two_pi
+    own_s = (Ss @ cs - cs.sum()) / two_pi
+    cross_s = (Ps * cs[None, :]) @ Us / two_pi - 0.25 * (cs @ Us)[None, :]
+    gW = (2 * a)[:, None] * (own[:, None] * U + cross + net.alpha * kernels.INV_SQRT_2PI * U) \
+        + a[:, None] * net.beta[None, :] \
+        - (2 * a)[:, None] * (own_s[:, None] * U + cross_s) + lam * net.W
+    galpha = 2 * (net.alpha - pop.alpha_hat(net))
+    gbeta = 2 * (net.beta - pop.beta_hat(net))
+    return pop.Net(ga, gW, galpha, gbeta)
+
+
+def awkward_net(m, d, seed, teacher):
+    """Exactly aligned, anti-aligned and duplicated neurons, and a zero neuron with a = 0."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((m, d)) / math.sqrt(d)
+    W[0] = 0.7 * teacher.W[0]
+    W[1] = -1.3 * teacher.W[1]
+    W[2] = 2.0 * W[3]
+    W[4] = 0.0
+    a = rng.standard_normal(m)
+    a[4] = 0.0
+    return pop.Net(a, W, 0.3 * (seed + 1), 0.1 * rng.standard_normal(d))
+
+
+@pytest.fixture(scope="module")
+def teachers():
+    return [tmod.prototype(d=8, seed=0), tmod.random_teacher(8, 3, 4, seed=1),
+            tmod.random_teacher(8, 2, 2, seed=2)]
+
+
+@pytest.fixture(scope="module")
+def nets(teachers):
+    # three widths: the batch pads them with zero neurons
+    return [awkward_net(m, 8, s, t) for s, (m, t) in enumerate(zip([7, 9, 6], teachers))]
+
+
+# --- the per-network functions keep their numbers ------------------------------------------------
+
+@pytest.mark.parametrize("lam", [0.0, 0.07])
+def test_per_net_functions_equal_the_previous_implementation(nets, teachers, lam):
+    for net, t in zip(nets, teachers):
+        g, r = pop.grad(net, t, lam).flat(), ref_grad(net, t, lam).flat()
+        assert np.abs(g - r).max() <= 1e-12 * np.abs(r).max()
+        assert pop.loss(net, t) == pytest.approx(ref_loss(net, t), rel=1e-12, abs=1e-15)
+        L, g2 = pop.loss_and_grad(net, t, lam)
+        assert L == pytest.approx(pop.loss(net, t), rel=1e-13)
+        assert np.array_equal(g2.flat(), pop.grad(net, t, lam).flat())
+
+
+def test_paper_profile_shape_equals_previous_implementation():
+    t = tmod.random_teacher(50, 2, 3, 0)
+    net = alg.stage1(alg.symmetric_init(50, 400, 0), t)  # duplicated neurons: t = 1 exactly
+    g, r = pop.grad(net, t, 0.01).flat(), ref_grad(net, t, 0.01).flat()
+    assert np.abs(g - r).max() <= 1e-12 * np.abs(r).max()
+    assert pop.loss(net, t) == pytest.approx(ref_loss(net, t), rel=1e-12)
+
+
+# --- batched: NumPy and torch against the per-network functions ---------------------------------
+
+@pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
+def test_batched_equals_per_net(nets, teachers, like):
+    b = pop.NetBatch.from_nets(nets, like)
+    assert b.W.shape == (3, 9, 8) and b.widths == (7, 9, 6)
+    ta = pop.teacher_arrays(teachers, like=b.W)
+    lam = pop._like(np.array([0.0, 0.05, 0.2]), b.W if like is not None else None)
+    L, (ga, gW, galpha, gbeta) = pop.loss_and_grad_batched(*b.arrays(), ta, lam)
+    assert type(L) is type(b.W)
+    grads = pop.NetBatch(ga, gW, galpha, gbeta, b.widths, b.dims).to_nets()
+    for k, (net, t) in enumerate(zip(nets, teachers)):
+        r = ref_grad(net, t, [0.0, 0.05, 0.2][k])
+        assert np.abs(grads[k].flat() - r.flat()).max() <= 1e-12 * np.abs(r.flat()).max()
+        assert float(pop.to_numpy(L)[k]) == pytest.approx(ref_loss(net, t), rel=1e-12)
+    # the padding neurons have zero gradient (they stay zero under gradient descent)
+    gWn, gan = pop.to_numpy(gW), pop.to_numpy(ga)
+    assert np.all(gWn[0, 7:] == 0) and np.all(gan[0, 7:] == 0) and np.all(gWn[2, 6:] == 0)
+    Lb = pop.loss_batched(*b.arrays(), ta)
+    np.testing.assert_allclose(pop.to_numpy(Lb), pop.to_numpy(L), rtol=1e-13)
+    g2 = pop.grad_batched(*b.arrays(), ta, lam)
+    np.testing.assert_array_equal(pop.to_numpy(g2[1]), gWn)
+
+
+def test_one_teacher_for_all_configurations(nets, teachers):
+    b = pop.NetBatch.from_nets(nets)
+    one = pop.teacher_arrays(teachers[0], batch=3)
+    many = pop.teacher_arrays([teachers[0]] * 3)
+    np.testing.assert_array_equal(pop.loss_batched(*b.arrays(), one), pop.loss_batched(*b.arrays(), many))
+    with pytest.raises(ValueError, match="teachers"):
+        pop.teacher_arrays(teachers, batch=2)
+
+
+@pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
+def test_batched_gradient_matches_finite_differences(nets, teachers, like):
+    """Central differences of the batched loss in every coordinate, at exactly aligned,
+    anti-aligned, duplicated and zero neurons (``a_i = 0``, where the loss is smooth)."""
+    lam = 0.07
+    b = pop.NetBatch.from_nets(nets[:2])
+    flat = np.concatenate([x.reshape(2, -1) for x in b.arrays()], axis=1)   # (2, P)
+    shapes = [x.shape for x in b.arrays()]
+
+    def unflat(v):
+        out, i = [], 0
+        for s in shapes:
+            k = int(np.prod(s[1:]))
+            out.append(pop._like(v[:, i:i + k].reshape(s), like))
+            i += k
+        return out
+
+    def reg(v):
+        a, W, alpha, beta = unflat(v)
+        L = pop.to_numpy(pop.loss_batched(a, W, alpha, beta, pop.teacher_arrays(teachers[:2], like=W)))
+        a, W = pop.to_numpy(a), pop.to_numpy(W)
+        return L + 0.5 * lam * ((a * a).sum(-1) + (W * W).sum((-2, -1)))
+
+    _, g = pop.loss_and_grad_batched(*unflat(flat), pop.teacher_arrays(teachers[:2], like=unflat(flat)[1]), lam)
+    g = np.concatenate([pop.to_numpy(x).reshape(2, -1) for x in g], axis=1)
+    h = 1e-6
+    fd = np.empty_like(flat)
+    for i in range(flat.shape[1]):
+        e = np.zeros_like(flat)
+        e[:, i] = h
+        fd[:, i] = (reg(flat + e) - reg(flat - e)) / (2 * h)
+    assert np.all(np.isfinite(g))
+    assert np.abs(fd - g).max() < 1e-7 * max(1.0, np.abs(g).max())
+
+
+def test_zero_norm_neuron_with_nonzero_a_is_finite(teachers):
+    """At ``w_i = 0`` with ``a_i != 0`` the loss is not differentiable in ``w_i`` (a cone);
+    the gradient stays finite and its ``a_i`` component is exact (``L`` does not depend on
+    ``a_i`` there: ``lam a_i`` from the weight decay only)."""
+    net = awkward_net(7, 8, 0, teachers[0])
+    net.a[4] = 1.5
+    g = pop.grad(net, teachers[0], 0.1)
+    assert np.all(np.isfinite(g.flat()))
+    assert g.a[4] == pytest.approx(0.1 * 1.5, rel=1e-14)
+    for like in (None, CPU64):
+        b = pop.NetBatch.from_nets(net, like)
+        _, gb_ = pop.loss_and_grad_batched(*b.arrays(), pop.teacher_arrays(teachers[0], like=b.W), 0.1)
+        np.testing.assert_allclose(pop.to_numpy(gb_[1])[0], g.W, rtol=1e-12, atol=1e-15)
+
+
+def test_autograd_through_arccos_fails_where_the_hand_gradient_does_not():
+    """Why the gradient is written by hand: at an exactly aligned pair (``t = 1``) autograd of
+    ``||w|| k(t)`` multiplies ``arccos'(1) = -inf`` by ``dt/dw = 0`` and returns NaN; the
+    closed form gives the right value ``k(1) wbar = wbar / 2`` (``dt/dw = 0`` there)."""
+    e1 = np.eye(4)[0]
+    w = torch.tensor(0.7 * e1, requires_grad=True)
+    tt = torch.clamp((w / w.norm()) @ torch.tensor(e1), -1, 1)
+    assert float(tt.detach()) == 1.0
+    k = (torch.sqrt(1 - tt * tt) + (math.pi - torch.arccos(tt)) * tt) / (2 * math.pi)
+    (gw,) = torch.autograd.grad(w.norm() * k, w)
+    assert torch.isnan(gw).any()
+    # a one-neuron student aligned with a one-neuron teacher: the w-gradient of
+    # -2 a a* ||w|| ||w*|| kappa2(t) + a^2 ||w||^2 kappa2(1) ... is finite and matches
+    # central differences
+    t = tmod.Teacher(np.array([1.0]), e1[None, :])
+    net = pop.Net(np.array([0.5]), 0.7 * e1[None, :])
+    g = pop.grad(net, t)
+    assert np.all(np.isfinite(g.flat()))
+    h = 1e-6
+    fd = (pop.loss(pop.Net(net.a, net.W + h * e1), t) - pop.loss(pop.Net(net.a, net.W - h * e1), t)) / (2 * h)
+    assert g.W[0, 0] == pytest.approx(fd, rel=1e-7)
+
+
+def test_torch_path_runs_on_meta_without_host_reads(nets, teachers):
+    """The batched torch path is device-clean: it runs on PyTorch's meta device (no data, so
+    any host read raises)."""
+    from twolayer.common.device import DeviceGuard
+
+    meta = torch.empty(0, dtype=F64, device="meta")
+    b = pop.NetBatch.from_nets(nets, meta)
+    ta = pop.teacher_arrays(teachers, like=meta)
+    lam = torch.full((3,), 0.1, dtype=F64, device="meta")
+    with DeviceGuard("meta"):
+        L, g = pop.loss_and_grad_batched(*b.arrays(), ta, lam)
+        assert L.device.type == "meta" and all(x.device.type == "meta" for x in g)
+        L, g = pop.loss_and_grad_batched(*b.arrays(), ta, 0.1)  # a float lam is made on the device
+    assert g[1].shape == (3, 9, 8)
+
+
+def test_float32_torch_is_close(nets, teachers):
+    b64 = pop.NetBatch.from_nets(nets, CPU64)
+    b32 = pop.NetBatch.from_nets(nets, torch.empty(0, dtype=torch.float32))
+    _, g64 = pop.loss_and_grad_batched(*b64.arrays(), pop.teacher_arrays(teachers, like=b64.W), 0.1)
+    L32, g32 = pop.loss_and_grad_batched(*b32.arrays(), pop.teacher_arrays(teachers, like=b32.W), 0.1)
+    assert L32.dtype == torch.float32 and torch.all(torch.isfinite(g32[1]))
+    # float32 rounding, amplified near t = 1 where sqrt(1 - t^2) has slope 1/sqrt(eps)
+    assert float((g32[1].double() - g64[1]).abs().max()) <= 1e-2 * float(g64[1].abs().max())
+
+
+def test_paper_b_imports_without_torch():
+    code = ("import sys, numpy as np\n"
+            "from twolayer.paper_b import population as pop, gd_backend, teacher, algorithm1 as alg\n"
+            "t = teacher.prototype(6, 0)\n"
+            "net = alg.stage1(alg.symmetric_init(6, 8, 0), t)\n"
+            "pop.grad(net, t, 0.1); pop.loss(net, t)\n"
+            "gd_backend.stage3_batched([net], t, 0.02, 1, 3, 0.1)\n"
+            "assert 'torch' not in sys.modules, 'torch imported'\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr
+
+
+# --- Stages 1 and 3, batched ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def stage2_nets():
+    """Three configurations after Stage 2: different teachers, seeds and widths."""
+    ts = [tmod.prototype(6, 0), tmod.random_teacher(6, 2, 3, 1), tmod.prototype(6, 2)]
+    out = []
+    for s, (t, m) in enumerate(zip(ts, [12, 10, 8])):
+        net1 = alg.stage1(alg.symmetric_init(6, m, s), t)
+        out.append(alg.stage2(net1, t, 0.02)[0])
+    return out, ts
+
+
+def assert_trajectories_close(ref, new, tol):
+    (nr, trr), (nn, trn) = ref, new
+    assert np.abs(nr.flat() - nn.flat()).max() <= tol * max(1.0, np.abs(nr.flat()).max())
+    A, Bn = trr.arrays(), trn.arrays()
+    for k in ("epoch", "lam", "step"):
+        np.testing.assert_array_equal(A[k], Bn[k])
+    for k in ("loss", "reg_loss", "grad_norm2"):
+        np.testing.assert_allclose(Bn[k], A[k], rtol=tol, atol=1e-300)
+    assert len(trr.snapshots) == len(trn.snapshots) and len(trr.starts) == len(trn.starts)
+    for (l1, s1), (l2, s2) in zip(trr.snapshots + trr.starts, trn.snapshots + trn.starts):
+        assert l1 == l2 and type(l2) is float
+        assert s1.W.shape == s2.W.shape
+        assert np.abs(s1.flat() - s2.flat()).max() <= tol * max(1.0, np.abs(s1.flat()).max())
+
+
+@pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
+def test_stage3_batched_matches_algorithm1(stage2_nets, like):
+    nets, ts = stage2_nets
+    lam0, eta = [0.02, 0.02, 0.01], [0.1, 0.05, 0.1]
+    ref = [alg.stage3(n, t, l, 3, 60, e, record_every=7, grow=2.0) for n, t, l, e in zip(nets, ts, lam0, eta)]
+    new = gb.stage3_batched(nets, ts, lam0, 3, 60, eta, record_every=7, grow=2.0, like=like)
+    assert len(new) == 3
+    for r, n in zip(ref, new):     # 420 steps per configuration
+        assert_trajectories_close(r, n, 1e-10)
+    # the inputs are not modified
+    assert np.array_equal(nets[0].a, stage2_nets[0][0].a)
+
+
+def test_stage3_batched_one_teacher_and_scalar_rates(stage2_nets):
+    nets, ts = stage2_nets
+    ref = [alg.stage3(n, ts[0], 0.02, 2, 50, 0.1, record_every=50) for n in nets]
+    new = gb.stage3_batched(nets, ts[0], 0.02, 2, 50, 0.1, record_every=50)
+    for r, n in zip(ref, new):
+        assert_trajectories_close(r, n, 1e-10)
+
+
+def test_stage3_batched_bad_arguments(stage2_nets):
+    nets, ts = stage2_nets
+    with pytest.raises(ValueError, match="eta"):
+        gb.stage3_batched(nets, ts, 0.02, 1, 5, [0.1, -0.1, 0.1])
+    with pytest.raises(ValueError, match="record_every"):
+        gb.stage3_batched(nets, ts, 0.02, 1, 5, 0.1, record_every=0)
+    with pytest.raises(ValueError, match="backend"):
+        gb.array_like("jax")
+    assert gb.stage3_batched([], ts, 0.02, 1, 5, 0.1) == []
+
+
+def test_stage1_batched_matches_algorithm1():
+    ts = [tmod.prototype(6, 0), tmod.random_teacher(6, 2, 3, 1)]
+    inits = [alg.symmetric_init(6, 10, 0), alg.symmetric_init(6, 8, 1)]
+    for like in (None, CPU64):
+        new = gb.stage1_batched(inits, ts, like=like)
+        for n0, t, n1 in zip(inits, ts, new):
+            r = alg.stage1(n0, t)
+            assert np.abs(r.flat() - n1.flat()).max() <= 1e-12 * np.abs(r.flat()).max()
+
+
+def test_stage3_loop_runs_on_meta_without_host_reads(stage2_nets):
+    """Stage 3's loop (gradient, records, updates, snapshots) never reads the device."""
+    from twolayer.common.device import DeviceGuard
+
+    nets, ts = stage2_nets
+    meta = torch.empty(0, dtype=F64, device="meta")
+    b = pop.NetBatch.from_nets(nets, meta)
+    ta = pop.teacher_arrays(ts, like=meta)
+    eta = torch.full((3,), 0.1, dtype=F64, device="meta")
+    lams = [torch.full((3,), 0.02 / 2 ** k, dtype=F64, device="meta") for k in range(2)]
+    with DeviceGuard("meta"):
+        meta_rec, vals, starts, ends = gb._run_epochs(b.arrays(), ta, eta, lams, [5, 10], record_every=4)
+    assert [s for _, s in meta_rec] == [0, 4, 5, 9, 13]
+    assert len(vals) == 5 and vals[0].shape == (3, 3) and len(starts) == len(ends) == 2
