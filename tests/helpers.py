@@ -145,13 +145,14 @@ x = 1
 fail = False
 sleep = 0.0
 kill_marker = None   # a .json path: the first run to create it SIGKILLs the process running it
-started = None       # a .json path prefix: each run creates <started>.<x> when it starts
+started = None       # a .json path: each run writes its kernel's pid to <started>.<x> first
 ```
 
 ```{code-cell} ipython3
 P = contract.validate()
 if P.started is not None:
-    open(f"{P.started}.{P.x}", "w").close()
+    with open(f"{P.started}.{P.x}", "w") as fh:
+        fh.write(str(os.getpid()))
 time.sleep(P.sleep)
 if P.kill_marker is not None:
     try:
