@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import GUARDS, ROOT, book_build, write_tiny
+from helpers import GUARDS, ROOT, Book, book_build, write_tiny
 
 # --- environment of every process the tests start --------------------------------------------
 
@@ -151,7 +151,13 @@ def root() -> Path:
 
 @pytest.fixture(scope="session")
 def book(tmp_path_factory):
-    """The strict smoke build of the whole book, once per session (see helpers.book_build)."""
+    """The strict smoke build of the whole book, once per session (see helpers.book_build).
+    ``TWOLAYER_TEST_BOOK=<folder>``: reuse the build in that ``--path-output`` folder instead
+    (while working on the book tests)."""
+    reuse = os.environ.get("TWOLAYER_TEST_BOOK")
+    if reuse:
+        out = Path(reuse)
+        return Book(out, out / "_build" / "html", out / "_build" / "results", "")
     return book_build(tmp_path_factory.mktemp("book"))
 
 

@@ -45,9 +45,10 @@ def enospc_on_workers(dask_client, tmp_path):
     """Kernels started by the cluster's workers from now on see TWOLAYER_ENOSPC_ONCE: the first
     ``results.json`` any of them writes fails with ENOSPC (tests/guards/sitecustomize.py)."""
     marker = str(tmp_path / "enospc.marker")
-    dask_client.run(os.environ.__setitem__, "TWOLAYER_ENOSPC_ONCE", marker)
+    # lambdas travel by value (cloudpickle) and act on each worker's own os.environ
+    dask_client.run(lambda: os.environ.__setitem__("TWOLAYER_ENOSPC_ONCE", marker))
     yield marker
-    dask_client.run(os.environ.pop, "TWOLAYER_ENOSPC_ONCE", None)
+    dask_client.run(lambda: os.environ.pop("TWOLAYER_ENOSPC_ONCE", None))
 
 
 def test_disk_full_and_failing_configuration_then_resumed(tiny_notebook, tmp_path, dask_client,

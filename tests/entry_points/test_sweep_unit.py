@@ -321,3 +321,33 @@ def test_cli_unreachable_scheduler_exits_two(tmp_path, monkeypatch, capsys):
                      "--scheduler", address])
     err = capsys.readouterr().err
     assert rc == 2 and f"cannot reach the Dask scheduler at {address}" in err, err
+
+
+# --- the grid and the folder lock --------------------------------------------------------------------
+
+def test_expand_grid_and_run_id():
+    runs = sweep.expand_grid({"a": [1, 2], "b": ["u", "v"]}, {"c": 0})
+    assert runs == [{"c": 0, "a": 1, "b": "u"}, {"c": 0, "a": 1, "b": "v"},
+                    {"c": 0, "a": 2, "b": "u"}, {"c": 0, "a": 2, "b": "v"}]
+    assert sweep.run_id({"a": 1, "b": 2}) == sweep.run_id({"b": 2, "a": 1})
+    assert sweep.run_id({"a": 1}) != sweep.run_id({"a": 2})
+    assert sweep.run_id({"a": None}) != sweep.run_id({"a": 0})
+    for bad in ({}, {"a": 3}, {"a": []}, {"a": "xy"}):
+        with pytest.raises(sweep.SweepError):
+            sweep.expand_grid(bad)
+    with pytest.raises(sweep.SweepError, match="both swept and fixed"):
+        sweep.expand_grid({"a": [1]}, {"a": 2})
+    with pytest.raises(sweep.SweepError, match="results_path"):
+        sweep.expand_grid({"results_path": ["x.json"]})
+
+
+def test_second_sweep_on_same_folder_is_refused(tmp_path):
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text("{}")
+    out = tmp_path / "s"
+    with sweep._folder_lock(out):
+        with pytest.raises(sweep.SweepError, match="another sweep is running"):
+            sweep.run_sweep(nb, {"x": [1]}, out)
+    # released: the next sweep may start (here it finds nothing to do with a fake client)
+    with sweep._folder_lock(out):
+        pass
