@@ -34,7 +34,7 @@ test: $(STAMP) chromium
 
 # The library's unit tests without the slow ones (seconds); `make test` runs everything.
 unit: $(STAMP)
-	$(PY) -m pytest -m "unit and not slow" -n 2 -q
+	$(PY) -m pytest tests/common tests/paper_a tests/paper_b tests/entry_points -m "unit and not slow" -n 2 -q
 
 # Everything, with every chapter rerun for determinism (the `full` marker).
 test-full: $(STAMP) chromium

@@ -93,7 +93,7 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-# --- markers and groups ---------------------------------------------------------------------------
+# --- markers and groups -----------------------------------------------------------------------
 
 # unit tests that take several seconds each: `make unit` leaves them to `make test`
 SLOW_UNIT = {
@@ -139,10 +139,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("book"))
         elif item.get_closest_marker("sweep"):
             item.add_marker(pytest.mark.xdist_group("sweep"))
+        if not item.get_closest_marker("timeout"):
+            # the first test of a group also builds the book or runs the harness (setup counts);
+            # helpers.execute stops a hung cell after 300 s, the book build after 840 s
+            item.add_marker(pytest.mark.timeout(1200 if heavy else 300))
     items.sort(key=rank)  # stable: the book build first, then the cluster, then the rest
 
 
-# --- fixtures ---------------------------------------------------------------------------------------
+# --- fixtures ---------------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
 def root() -> Path:

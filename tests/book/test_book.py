@@ -150,7 +150,7 @@ def test_mathjax_is_served_from_the_build(book):
         assert (book.html / "book" / html.unescape(src).split("?")[0]).resolve().exists(), src
 
 
-# --- in a browser ----------------------------------------------------------------------------------
+# --- in a browser -----------------------------------------------------------------------------
 
 def _browser() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome"):

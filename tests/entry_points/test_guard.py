@@ -36,7 +36,7 @@ def _guarded_python(code, log):
 @pytest.mark.parametrize("kind", list(ATTEMPTS))
 def test_child_process_attempt_is_blocked_and_logged(tmp_path, kind):
     log = tmp_path / "net.log"
-    code = f"import socket\ntry:\n    {ATTEMPTS[kind]}\nexcept OSError as e:\n    print('blocked')\n"
+    code = f"import socket\ntry:\n    {ATTEMPTS[kind]}\nexcept OSError:\n    print('blocked')\n"
     out = _guarded_python(code, log)
     assert out.stdout.strip() == "blocked", out.stdout + out.stderr
     text = log.read_text()

@@ -27,7 +27,7 @@ def _write(run_dir: Path, obj) -> Path:
     return run_dir
 
 
-# --- is_done -------------------------------------------------------------------------------------
+# --- is_done ----------------------------------------------------------------------------------
 
 RECORDED = {"seed": 3, "profile": "smoke", "results_path": "/x/results.json", "num_eps": 7,
             "gammas": [0.5, 0.9]}
@@ -73,7 +73,7 @@ def test_is_not_done_for_incomplete_results(tmp_path, content):
     assert not sweep.is_done(rd, {"seed": 3})
 
 
-# --- _flatten and gather ---------------------------------------------------------------------------
+# --- _flatten and gather ----------------------------------------------------------------------
 
 def test_flatten_dotted_names_and_lists_as_json():
     out = {}
@@ -119,7 +119,7 @@ def test_read_table_without_a_sweep(tmp_path):
         sweep.read_table(tmp_path)
 
 
-# --- execute_run and run_sweep with fakes ---------------------------------------------------------
+# --- execute_run and run_sweep with fakes -----------------------------------------------------
 
 def _fake_notebook(recorded_extra=None, fail=None):
     """A stand-in for papermill.execute_notebook: writes what the notebook would write, with the
@@ -236,7 +236,7 @@ def test_missing_notebook_is_refused(tmp_path):
         sweep.run_sweep(tmp_path / "nope.ipynb", {"x": [1]}, tmp_path / "s")
 
 
-# --- the command line ---------------------------------------------------------------------------------
+# --- the command line -------------------------------------------------------------------------
 
 class _Report:
     def __init__(self, out, failed=()):
@@ -323,7 +323,7 @@ def test_cli_unreachable_scheduler_exits_two(tmp_path, monkeypatch, capsys):
     assert rc == 2 and f"cannot reach the Dask scheduler at {address}" in err, err
 
 
-# --- the grid and the folder lock --------------------------------------------------------------------
+# --- the grid and the folder lock -------------------------------------------------------------
 
 def test_expand_grid_and_run_id():
     runs = sweep.expand_grid({"a": [1, 2], "b": ["u", "v"]}, {"c": 0})

@@ -98,9 +98,9 @@ def test_parameters_cell_and_colab_install(md):
         "the first code cell must install twolayer from the repository in _config.yml"
 
 
-# --- the contract, in-process ----------------------------------------------------------------------
+# --- the contract, in-process -----------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _loaded(md):
     """The chapter's setup cells and parameters cell, executed once (no kernel)."""
     from twolayer.common.contract import load_chapter
@@ -240,6 +240,7 @@ def test_harness_draws_valid_parameter_sets(md):
 
     nb = md.with_suffix(".ipynb")
     sets = robustness.random_parameter_sets(nb, 3, "smoke", sample_seed=0)
+    assert len(sets) == 3, "no parameter of this chapter has an explore= range"
     assert sets == robustness.random_parameter_sets(nb, 3, "smoke", sample_seed=0)
     for params in sets:
         drawn = {k: v for k, v in params.items() if k != "profile"}
