@@ -23,6 +23,7 @@ ATTEMPTS = {
     "getaddrinfo": "socket.getaddrinfo('example.com', 443)",
     "gethostbyname": "socket.gethostbyname('pypi.org')",
     "udp": "socket.socket(socket.AF_INET, socket.SOCK_DGRAM).connect(('8.8.8.8', 53))",
+    "reverse": "socket.gethostbyaddr('203.0.113.9')",
 }
 
 
@@ -42,7 +43,7 @@ def test_child_process_attempt_is_blocked_and_logged(tmp_path, kind):
     text = log.read_text()
     assert len(text.splitlines()) == 1, text
     assert any(h in text for h in ("192.0.2.1", "198.51.100.7", "example.com", "pypi.org",
-                                   "8.8.8.8")), text
+                                   "8.8.8.8", "203.0.113.9")), text
 
 
 def test_loopback_and_local_names_stay_allowed(tmp_path):
@@ -52,6 +53,7 @@ def test_loopback_and_local_names_stay_allowed(tmp_path):
             "c = socket.create_connection(s.getsockname()); c.close()\n"
             "socket.getaddrinfo('localhost', 80); socket.getaddrinfo('127.0.0.1', 80)\n"
             "socket.getaddrinfo(None, 0); socket.gethostbyname('localhost')\n"
+            "socket.getfqdn(); socket.gethostbyaddr('127.0.0.1')\n"
             "print('ok')\n")
     out = _guarded_python(code, log)
     assert out.stdout.strip() == "ok", out.stderr

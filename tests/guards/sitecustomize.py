@@ -2,7 +2,8 @@
 there for the pytest process, xdist workers, the book build, papermill kernels and Dask workers).
 
 * ``TWOLAYER_NETWORK_LOG``: any socket connection to a non-loopback address, and any DNS
-  lookup of a name other than ``localhost`` (``getaddrinfo``, ``gethostbyname``, ...), is
+  lookup of a name other than ``localhost`` or this machine's (``getaddrinfo``,
+  ``gethostbyname(_ex)``, ``gethostbyaddr`` of another address), is
   refused and recorded in that file (the file named by the variable *at the time of the
   attempt*, so a test can send a deliberate attempt to a log of its own), so the session can
   fail when anything tried to reach the network.
@@ -26,6 +27,7 @@ if _log_at_start and not getattr(socket, "_twolayer_guarded", False):
     _getaddrinfo = socket.getaddrinfo
     _gethostbyname = socket.gethostbyname
     _gethostbyname_ex = socket.gethostbyname_ex
+    _gethostbyaddr = socket.gethostbyaddr
 
     def _record(what):
         path = os.environ.get(_LOG_VAR) or _log_at_start
@@ -91,11 +93,18 @@ if _log_at_start and not getattr(socket, "_twolayer_guarded", False):
             raise socket.gaierror(socket.EAI_NONAME, str(_record(f"gethostbyname_ex {host!r}")))
         return _gethostbyname_ex(host)
 
+    def gethostbyaddr(host):
+        # a reverse lookup asks a DNS server too, unless it is about this machine
+        if not _local_host(host):
+            raise socket.herror(1, str(_record(f"gethostbyaddr {host!r}")))
+        return _gethostbyaddr(host)
+
     socket.socket.connect = connect
     socket.socket.connect_ex = connect_ex
     socket.getaddrinfo = getaddrinfo
     socket.gethostbyname = gethostbyname
     socket.gethostbyname_ex = gethostbyname_ex
+    socket.gethostbyaddr = gethostbyaddr
 
 _marker = os.environ.get("TWOLAYER_ENOSPC_ONCE")
 if _marker:
