@@ -181,7 +181,7 @@ def test_infeasible_problems_make_the_solver_fail():
                                np.array([[1.0, -1.0, 1.0]])])
 def test_labels_must_be_plus_minus_one(y):
     X = np.eye(3)
-    with pytest.raises(ValueError, match="y must be"):
+    with pytest.raises(ValueError, match=r"^y must be a vector with entries in \{-1, \+1\}$"):
         kkt.solve_problem3(X, y, 1, 1, 0.5)
     with pytest.raises(ValueError, match="y must be"):
         kkt.vu_from_multipliers(np.ones(3), X, y, 2, 0.5)
@@ -194,3 +194,116 @@ def test_three_point_example_outside_the_assumption_is_not_max_margin():
     z_star, _ = kkt.max_margin_separator(X, y)
     cos = sol.z @ z_star / (np.linalg.norm(sol.z) * np.linalg.norm(z_star))
     assert cos < 1 - 1e-4
+
+
+# --- certify's measures against independent computations (mutation testing found these) ------
+
+def _perturbed(sol, eps, seed):
+    rng = np.random.default_rng(seed)
+    dW = rng.standard_normal(sol.W.shape)
+    return sol.W + eps * np.linalg.norm(sol.W) * dW / np.linalg.norm(dW)
+
+
+def test_certify_values_match_their_definitions(problem):
+    """Each measure of certify() recomputed here from its definition in the docstring, at a
+    perturbed optimum (where none of them is trivially 0 or 1)."""
+    ds, net, sol, z_star, Xt = problem
+    W = _perturbed(sol, 0.05, 11)
+    c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+    q = net.margins(torch.as_tensor(W), torch.as_tensor(ds.X), torch.as_tensor(ds.y)).numpy()
+    Wn = W / q.min()
+    qn = q / q.min()
+    v, u = Wn[:3].mean(0), Wn[3:].mean(0)
+    means = np.concatenate([np.tile(v, (3, 1)), np.tile(u, (2, 1))])
+    s = np.linalg.svd(Wn, compute_uv=False)
+    delta = Wn - sol.W
+    dist_op = np.linalg.norm(delta, 2)
+    f_star = net(torch.as_tensor(sol.W), torch.as_tensor(Xt)).numpy()
+    f_t = net(torch.as_tensor(Wn), torch.as_tensor(Xt)).numpy()
+    z = (3 * v - 2 * u) / np.sqrt(5)
+    expected = {
+        "margin_max_dev": np.abs(qn - 1).max(),
+        "row_collapse": np.linalg.norm(Wn - means, axis=1).max() / np.linalg.norm(Wn),
+        "rank_ratio": s[2] / s[0],
+        "dist_to_convex": np.linalg.norm(delta) / np.linalg.norm(sol.W),
+        "dist_op": dist_op,
+        "sign_agreement": np.mean(np.sign(f_t) == np.sign(Xt @ z)),
+        "sign_margin_bound": np.mean(np.abs(f_star) > dist_op * np.linalg.norm(Xt, axis=1)),
+        "z_ratio": np.linalg.norm(z) / np.linalg.norm(z_star),
+    }
+    for k, want in expected.items():
+        assert c[k] == pytest.approx(want, rel=1e-9, abs=1e-12), k
+    lam, res = kkt.multipliers_from_vu(v, u, ds.X, ds.y, 5, 0.5)
+    assert (c["lambda_min"], c["lambda_max"], c["lambda_residual"]) == pytest.approx(
+        (lam.min(), lam.max(), res), rel=1e-9)
+    # a perturbation small enough keeps part of the test set's signs guaranteed, not all
+    assert 0 < c["sign_margin_bound"] < 1
+
+
+def test_certify_rank_ratio_with_few_rows(problem):
+    ds, _, _, z_star, Xt = problem
+    for m1, m2 in ((1, 1), (2, 1)):  # sigma_3 needs min(m, d) >= 3
+        net = models.LeakyNetwork(m1, m2, gamma=0.5)
+        sol = kkt.solve_problem3(ds.X, ds.y, m1, m2, 0.5)
+        W = _perturbed(sol, 0.05, 3)
+        c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+        if m1 + m2 < 3:
+            assert c["rank_ratio"] == 0.0
+        else:
+            Wn = W / net.margins(torch.as_tensor(W), torch.as_tensor(ds.X),
+                                 torch.as_tensor(ds.y)).min().item()
+            s = np.linalg.svd(Wn, compute_uv=False)
+            assert c["rank_ratio"] == pytest.approx(s[2] / s[0], rel=1e-9) and s[2] > 0
+
+
+def test_certify_refuses_a_zero_margin(problem):
+    ds, net, sol, z_star, Xt = problem
+    with pytest.raises(ValueError, match="^W does not separate the training data$"):
+        kkt.certify(net, np.zeros_like(sol.W), ds.X, ds.y, sol, z_star, Xt)
+
+
+def test_lambda_in_range_needs_both_bounds(problem, monkeypatch):
+    ds, net, sol, z_star, Xt = problem
+    lam = sol.lam
+    for lo, hi, inside in ((lam.min() / 2, lam.max() * 2, True),
+                           (lam.min() / 2, lam.max() / 2, False),   # above the upper bound
+                           (lam.min() * 2, lam.max() * 2, False)):  # below the lower bound
+        monkeypatch.setattr(kkt, "multiplier_bounds", lambda X, g, b=(lo, hi): b)
+        c = kkt.certify(net, sol.W, ds.X, ds.y, sol, z_star, Xt)
+        assert c["lambda_in_range"] is inside, (lo, hi)
+
+
+def test_multiplier_bounds_formula():
+    X = np.array([[3.0, 0.0], [0.0, 2.0]])  # R_max = 3, R_min = 2
+    lo, hi = kkt.multiplier_bounds(X, 0.5)
+    assert lo == pytest.approx(1 / (2 * 9)) and hi == pytest.approx(3 / (2 * 0.25 * 4))
+
+
+def test_multipliers_residual_is_relative(problem):
+    """The residual of item 2's form is relative: the same for (v, u) scaled by any c > 0."""
+    ds, _, sol, _, _ = problem
+    v, u = sol.v, -sol.u  # not of item 2's form
+    _, res = kkt.multipliers_from_vu(v, u, ds.X, ds.y, 5, 0.5)
+    for c in (1e-4, 3.0):
+        _, res_c = kkt.multipliers_from_vu(c * v, c * u, ds.X, ds.y, 5, 0.5)
+        assert res_c == pytest.approx(res, rel=1e-9)
+    assert res > 1e-3
+
+
+def test_three_point_example_configuration_and_range():
+    """Paper A, Appendix B's example (our reconstruction): x_1 = e_1 positive, x_2 and x_3
+    negative; eps in (0, 1)."""
+    X, y = kkt.three_point_example(0.25)
+    assert y.tolist() == [1.0, -1.0, -1.0]
+    assert np.allclose(X, [[1, 0, 0], [-0.25, np.sqrt(1 - 0.0625), 0], [0, 0, 1]])
+    for eps in (0.0, 1.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match=r"^eps must lie in \(0, 1\)"):
+            kkt.three_point_example(eps)
+
+
+def test_three_point_kkt_system_with_more_neurons():
+    """The linear system of item 2 and Problem (3)'s solver agree for m1 = m2 = 2 too."""
+    X, y = kkt.three_point_example(0.1)
+    sol = kkt.solve_problem3(X, y, 2, 2, kkt.THREE_POINT_GAMMA)
+    assert sol.gamma == kkt.THREE_POINT_GAMMA and (sol.m1, sol.m2) == (2, 2)
+    assert np.allclose(kkt.three_point_kkt_system(0.1, m=4), sol.lam, atol=1e-7)
