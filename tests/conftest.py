@@ -18,6 +18,7 @@
   collected first so that one worker starts it at once; every Dask test in group ``sweep``
   (one shared local cluster per worker, so one in the session).
 """
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,9 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ[_var] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(GUARDS)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                     if p and p != str(GUARDS)])
+    [str(GUARDS)]
+    + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(GUARDS)]
+)
 
 # one folder of connection logs for the whole session: created by the controller (or a plain
 # run), inherited by xdist workers; each process family writes its own file
@@ -148,6 +150,7 @@ def pytest_collection_modifyitems(config, items):
 
 # --- fixtures ---------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
@@ -175,8 +178,9 @@ def dask_client():
     """One local Dask cluster for the session (2 worker processes on 127.0.0.1)."""
     from dask.distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           host="127.0.0.1", dashboard_address=None)
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    )
     client = Client(cluster)
     yield client
     client.close()

@@ -7,6 +7,7 @@
 * :func:`book_build`: the strict build of the whole book, with every chapter's results JSON;
 * ``TINY``: a minimal notebook that follows the notebook contract, for the sweep tests.
 """
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,8 @@ def book_config() -> dict:
 
 # --- papermill --------------------------------------------------------------------------------
 
-def execute(nb: str | os.PathLike, out_dir: str | os.PathLike, name: str | None = None,
-            **params):
+
+def execute(nb: str | os.PathLike, out_dir: str | os.PathLike, name: str | None = None, **params):
     """Execute the notebook ``nb`` (``.md`` or ``.ipynb``; its paired ``.ipynb`` runs) with
     ``params`` into ``out_dir/<name>.ipynb``; ``profile`` defaults to ``"smoke"``. Raises
     ``papermill.PapermillExecutionError`` when a cell raises (its ``ename``, ``evalue``)."""
@@ -63,13 +64,20 @@ def execute(nb: str | os.PathLike, out_dir: str | os.PathLike, name: str | None 
     nb = Path(nb).with_suffix(".ipynb")
     out = Path(out_dir) / f"{name or nb.stem}-out.ipynb"
     params = {"profile": "smoke", **params}
-    return pm.execute_notebook(str(nb), str(out), parameters=params, cwd=str(nb.parent),
-                               progress_bar=False, kernel_name="python3",
-                               execution_timeout=CELL_TIMEOUT)
+    return pm.execute_notebook(
+        str(nb),
+        str(out),
+        parameters=params,
+        cwd=str(nb.parent),
+        progress_bar=False,
+        kernel_name="python3",
+        execution_timeout=CELL_TIMEOUT,
+    )
 
 
-def run_chapter(nb: str | os.PathLike, out_dir: str | os.PathLike, name: str | None = None,
-                **params) -> dict:
+def run_chapter(
+    nb: str | os.PathLike, out_dir: str | os.PathLike, name: str | None = None, **params
+) -> dict:
     """:func:`execute` with ``results_path`` in ``out_dir`` (unless given); return the results."""
     name = name or Path(nb).stem
     params.setdefault("results_path", str(Path(out_dir) / f"{name}.json"))
@@ -78,6 +86,7 @@ def run_chapter(nb: str | os.PathLike, out_dir: str | os.PathLike, name: str | N
 
 
 # --- the book -----------------------------------------------------------------------------------
+
 
 @dataclass
 class Book:
@@ -105,7 +114,11 @@ def book_build(out: Path) -> Book:
     jb = Path(sys.executable).with_name("jupyter-book")
     proc = subprocess.run(
         [str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going"],
-        capture_output=True, text=True, env=env, timeout=BUILD_TIMEOUT)
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=BUILD_TIMEOUT,
+    )
     log = proc.stdout + proc.stderr
     (out / "build.log").write_text(log)
     assert proc.returncode == 0, "strict book build failed:\n" + log[-6000:]
@@ -118,7 +131,7 @@ def book_build(out: Path) -> Book:
 
 # Follows the notebook contract; its metric is known (x^2 + seed), so a sweep's table can be
 # compared with known values instead of a second, clean sweep.
-TINY = '''---
+TINY = """---
 jupytext:
   formats: ipynb,md:myst
 kernelspec:
@@ -167,7 +180,7 @@ contract.sanity("not_asked_to_fail", not P.fail, detail=f"x={P.x}")
 contract.metric("square", P.x ** 2 + P.seed)
 contract.finish()
 ```
-'''
+"""
 
 
 def square(x: int, seed: int = 0) -> int:

@@ -17,6 +17,7 @@ theorem check relies on) and is not listed in ``EQUIVALENT`` (checked by hand: i
 a result); the others are reported. ``python tests/mutate.py [--max-children N] kkt trainer``
 runs a subset. A full run is about 2000 mutants, one to a few seconds each.
 """
+
 from __future__ import annotations
 
 import collections
@@ -40,21 +41,36 @@ MODULES = {
 SWEEP_FUNCTIONS = ("is_done", "gather", "_flatten")
 # functions whose every non-equivalent mutant must be killed: what theorem checks compute
 MUST_KILL = {
-    "twolayer.paper_a.kkt": ("problem1_kkt_residual", "certify", "vu_from_multipliers",
-                             "multipliers_from_vu", "z_from_vu", "z_bound", "kappa",
-                             "multiplier_bounds", "weights_from_vu", "group_means"),
-    "twolayer.paper_a.assumptions": ("near_orthogonality", "gram_statistics",
-                                     "assumption_ratio"),
+    "twolayer.paper_a.kkt": (
+        "problem1_kkt_residual",
+        "certify",
+        "vu_from_multipliers",
+        "multipliers_from_vu",
+        "z_from_vu",
+        "z_bound",
+        "kappa",
+        "multiplier_bounds",
+        "weights_from_vu",
+        "group_means",
+    ),
+    "twolayer.paper_a.assumptions": ("near_orthogonality", "gram_statistics", "assumption_ratio"),
     "twolayer.paper_b.population": ("loss", "grad", "loss_ge2", "alpha_hat", "beta_hat"),
-    "twolayer.paper_a.metrics": ("stable_rank", "numerical_rank", "margins",
-                                 "normalized_margins", "normalize_by_margin"),
+    "twolayer.paper_a.metrics": (
+        "stable_rank",
+        "numerical_rank",
+        "margins",
+        "normalized_margins",
+        "normalize_by_margin",
+    ),
 }
-# mutants checked by hand to be equivalent (no input changes a result); name -> why
+# mutants checked by hand to be equivalent (no valid input changes a result), by name without
+# the leading "twolayer.", with the reason
+LABELS = "labels are validated to be +-1, where this comparison gives the same mask"
 EQUIVALENT: dict[str, str] = {
-    "twolayer.paper_a.metrics.x_stable_rank__mutmut_24":
-        "spec2 >= 0 in the outer where: spec2 = 0 only for W = 0, where fro2 / 1 = 0 too",
-    "twolayer.paper_a.metrics.x_stable_rank__mutmut_33":
-        "spec2 >= 0 in the inner where: the 0/0 it makes is never selected by the outer where",
+    "paper_a.metrics.x_stable_rank__mutmut_24": "spec2 >= 0 in the outer where: spec2 = 0 only "
+    "for W = 0, where fro2 / 1 = 0 too",
+    "paper_a.metrics.x_stable_rank__mutmut_33": "spec2 >= 0 in the inner where: the 0/0 it "
+    "makes is never selected by the outer where",
 }
 
 
@@ -78,10 +94,15 @@ def stage() -> Path:
     copy of the project where ``lib/`` is ``src/`` (with ``lib/`` the tests would import the
     unmutated ``twolayer`` of the editable install and every mutant would look untested)."""
     WORK.mkdir(exist_ok=True)
-    shutil.copytree(ROOT / "lib", WORK / "src", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "tests", WORK / "tests", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "lib", WORK / "src", dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copytree(
+        ROOT / "tests",
+        WORK / "tests",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     for name in ("_toc.yml", "_config.yml"):
         shutil.copy2(ROOT / name, WORK / name)
     text = (ROOT / "pyproject.toml").read_text()
@@ -110,10 +131,19 @@ def main(argv: list[str]) -> int:
         return 2
     work = stage()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([sys.executable, "-m", "mutmut", "run", *extra, *patterns(names)], cwd=work,
-                   env=env, check=False)
-    res = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=work,
-                         env=env, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "mutmut", "run", *extra, *patterns(names)],
+        cwd=work,
+        env=env,
+        check=False,
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     status: dict[str, str] = {}
     for line in res.stdout.splitlines():
         if ":" in line:
@@ -127,13 +157,15 @@ def main(argv: list[str]) -> int:
         if mod not in wanted or (mod == MODULES["sweep"] and func not in SWEEP_FUNCTIONS):
             continue
         per_module[mod][st] += 1
-        if st == "survived" and name not in EQUIVALENT:
+        if st == "survived" and name.removeprefix("twolayer.") not in EQUIVALENT:
             survivors[mod].append((func, name))
     bad = 0
     for mod in wanted:
         c = per_module[mod]
-        print(f"{mod}: {sum(c.values())} mutants, " + ", ".join(f"{v} {k}" for k, v in
-                                                                 sorted(c.items())))
+        print(
+            f"{mod}: {sum(c.values())} mutants, "
+            + ", ".join(f"{v} {k}" for k, v in sorted(c.items()))
+        )
         for func, name in survivors[mod]:
             must = func in MUST_KILL.get(mod, ())
             bad += must

@@ -10,6 +10,7 @@ network, the pages render (screenshots) and their formulas are typeset by the Ma
 from the build (no raw TeX is left). On CI (``CI=true``) a missing or failing browser fails the
 test instead of skipping it.
 """
+
 from __future__ import annotations
 
 import html
@@ -74,8 +75,10 @@ def test_every_toc_page_rendered(book):
 
 
 def test_no_traceback_or_error_output(book):
-    bad = re.compile(r"Traceback \(most recent call last\)|output (stderr|traceback)|"
-                     r"class=\"[^\"]*\berror\b|ParameterError|CheckFailed")
+    bad = re.compile(
+        r"Traceback \(most recent call last\)|output (stderr|traceback)|"
+        r"class=\"[^\"]*\berror\b|ParameterError|CheckFailed"
+    )
     for page in book.html.rglob("*.html"):
         if page.name in ("search.html", "genindex.html"):
             continue
@@ -99,7 +102,7 @@ def test_chapter_figures_and_check_table(book, page):
     # measured, bound, result; no result is a failure
     marker = '<section id="checks-on-this-page">'
     assert marker in text, "no 'Checks on this page' section"
-    found = [t for t in tables(text[text.index(marker):]) if t and t[0][:1] == ["kind"]]
+    found = [t for t in tables(text[text.index(marker) :]) if t and t[0][:1] == ["kind"]]
     assert found, "no table of checks in 'Checks on this page'"
     head, *rows = found[0]
     assert head == ["kind", "check", "statement", "measured", "bound", "result"], head
@@ -107,8 +110,9 @@ def test_chapter_figures_and_check_table(book, page):
     for row in rows:
         kind, result = row[0], row[-1]
         assert kind in ("hypothesis", "theorem", "observation", "sanity"), row
-        assert result in ("pass", "holds") or result.startswith(("not applicable",
-                                                                 "does not hold")), row
+        assert result in ("pass", "holds") or result.startswith(
+            ("not applicable", "does not hold")
+        ), row
 
 
 def test_execution_table_has_one_successful_row_per_chapter(book):
@@ -152,14 +156,17 @@ def test_mathjax_is_served_from_the_build(book):
 
 # --- in a browser -----------------------------------------------------------------------------
 
+
 def _browser() -> str:
     for name in ("chromium", "chromium-browser", "google-chrome"):
         path = shutil.which(name)
         if path:
             return path
     if os.environ.get("CI") == "true":
-        pytest.fail("no chromium on CI: the browser test must run there (make test installs "
-                    "Debian's chromium when CI=true)")
+        pytest.fail(
+            "no chromium on CI: the browser test must run there (make test installs "
+            "Debian's chromium when CI=true)"
+        )
     pytest.skip("chromium is not installed (CI installs Debian's chromium)")
 
 
@@ -175,26 +182,44 @@ def _offline_prefix() -> list[str]:
 
 
 def _chromium(args: list[str], profile: Path, timeout: int = 180):
-    cmd = [*_offline_prefix(), _browser(), "--headless", "--no-sandbox", "--disable-gpu",
-           "--no-first-run", "--disable-background-networking", "--disable-component-update",
-           "--disable-sync", "--disable-quic", "--disable-extensions",
-           "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost",
-           "--proxy-server=127.0.0.1:9", f"--user-data-dir={profile}", *args]
+    cmd = [
+        *_offline_prefix(),
+        _browser(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--disable-extensions",
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost",
+        "--proxy-server=127.0.0.1:9",
+        f"--user-data-dir={profile}",
+        *args,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, (f"chromium exited with {proc.returncode}:\n"
-                                  + proc.stderr[-3000:])
+    assert proc.returncode == 0, f"chromium exited with {proc.returncode}:\n" + proc.stderr[-3000:]
     return proc
 
 
-PAGES = ["book/intro.html", "book/notation.html",
-         CHAPTER_PAGES[0].with_suffix(".html").as_posix()]
+PAGES = ["book/intro.html", "book/notation.html", CHAPTER_PAGES[0].with_suffix(".html").as_posix()]
 
 
 @pytest.mark.parametrize("page", PAGES)
 def test_headless_screenshot(book, page, tmp_path):
     shot = tmp_path / (page.replace("/", "_").replace(".html", ".png"))  # outside the checkout
-    _chromium(["--hide-scrollbars", "--window-size=1280,2400", "--virtual-time-budget=20000",
-               f"--screenshot={shot}", (book.html / page).as_uri()], tmp_path / "profile")
+    _chromium(
+        [
+            "--hide-scrollbars",
+            "--window-size=1280,2400",
+            "--virtual-time-budget=20000",
+            f"--screenshot={shot}",
+            (book.html / page).as_uri(),
+        ],
+        tmp_path / "profile",
+    )
     assert shot.exists() and shot.stat().st_size > 20_000, "no screenshot written"
     from PIL import Image
 
@@ -214,15 +239,18 @@ RAW_TEX = re.compile(r"\\\(|\\\[|\$\$|\\begin\{|\\frac|\\mathbb")
 def test_formulas_are_typeset_no_raw_tex_left(book, page, tmp_path):
     """After MathJax has run (virtual time), every formula is an <mjx-container> and no TeX
     source is left in the page's visible text."""
-    proc = _chromium(["--virtual-time-budget=20000", "--dump-dom",
-                      (book.html / page).as_uri()], tmp_path / "profile")
+    proc = _chromium(
+        ["--virtual-time-budget=20000", "--dump-dom", (book.html / page).as_uri()],
+        tmp_path / "profile",
+    )
     dom = proc.stdout
     n_math = len(re.findall(r'class="math notranslate nohighlight"', _text(book.html / page)))
     assert n_math > 0, f"{page} has no formula to check"
     typeset = len(re.findall(r"<mjx-container\b", dom))
     assert typeset >= n_math, f"{typeset} typeset formulas for {n_math} in the source"
-    visible = re.sub(r"<(script|style|pre|code|mjx-container|textarea)\b.*?</\1>", "", dom,
-                     flags=re.S | re.I)
+    visible = re.sub(
+        r"<(script|style|pre|code|mjx-container|textarea)\b.*?</\1>", "", dom, flags=re.S | re.I
+    )
     visible = re.sub(r"<[^>]+>", " ", visible)
     m = RAW_TEX.search(html.unescape(visible))
-    assert m is None, f"raw TeX left in {page}: ...{visible[max(0, m.start() - 80):m.end() + 80]}"
+    assert m is None, f"raw TeX left in {page}: ...{visible[max(0, m.start() - 80) : m.end() + 80]}"

@@ -1,5 +1,6 @@
 """``Params``: validated parameters readable as attributes, and a value derived after
 validation (``P.store_dir = ...`` in a page) recorded in the results (review item 8)."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,11 @@ def test_params_attribute_access_and_assignment():
 
 def test_value_set_after_validation_is_written_to_the_results(tmp_path):
     ns = {"__name__": "__main__"}
-    c = Contract({"n": Int(1, 10), "store_dir": OptionalDir()},
-                 {"smoke": {"n": 2}, "book": {"n": 5}, "paper": {"n": 9}}, ns)
+    c = Contract(
+        {"n": Int(1, 10), "store_dir": OptionalDir()},
+        {"smoke": {"n": 2}, "book": {"n": 5}, "paper": {"n": 9}},
+        ns,
+    )
     path = tmp_path / "r.json"
     ns.update(seed=0, profile="smoke", results_path=str(path), n=None, store_dir=None)
     P = c.validate()

@@ -5,6 +5,7 @@ logged, in this process and in every process it starts; a test during which an a
 logged fails; and an attempt that no test can be blamed for (here: at collection time in an
 xdist worker) still fails the session through the controller.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,10 +29,14 @@ ATTEMPTS = {
 
 
 def _guarded_python(code, log):
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(GUARDS),
-           "TWOLAYER_NETWORK_LOG": str(log)}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, timeout=60)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": str(GUARDS),
+        "TWOLAYER_NETWORK_LOG": str(log),
+    }
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 @pytest.mark.parametrize("kind", list(ATTEMPTS))
@@ -42,19 +47,23 @@ def test_child_process_attempt_is_blocked_and_logged(tmp_path, kind):
     assert out.stdout.strip() == "blocked", out.stdout + out.stderr
     text = log.read_text()
     assert len(text.splitlines()) == 1, text
-    assert any(h in text for h in ("192.0.2.1", "198.51.100.7", "example.com", "pypi.org",
-                                   "8.8.8.8", "203.0.113.9")), text
+    assert any(
+        h in text
+        for h in ("192.0.2.1", "198.51.100.7", "example.com", "pypi.org", "8.8.8.8", "203.0.113.9")
+    ), text
 
 
 def test_loopback_and_local_names_stay_allowed(tmp_path):
     """Dask, Jupyter kernels and the browser test talk over 127.0.0.1 and localhost."""
     log = tmp_path / "net.log"
-    code = ("import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
-            "c = socket.create_connection(s.getsockname()); c.close()\n"
-            "socket.getaddrinfo('localhost', 80); socket.getaddrinfo('127.0.0.1', 80)\n"
-            "socket.getaddrinfo(None, 0); socket.gethostbyname('localhost')\n"
-            "socket.getfqdn(); socket.gethostbyaddr('127.0.0.1')\n"
-            "print('ok')\n")
+    code = (
+        "import socket\ns = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen()\n"
+        "c = socket.create_connection(s.getsockname()); c.close()\n"
+        "socket.getaddrinfo('localhost', 80); socket.getaddrinfo('127.0.0.1', 80)\n"
+        "socket.getaddrinfo(None, 0); socket.gethostbyname('localhost')\n"
+        "socket.getfqdn(); socket.gethostbyaddr('127.0.0.1')\n"
+        "print('ok')\n"
+    )
     out = _guarded_python(code, log)
     assert out.stdout.strip() == "ok", out.stderr
     assert not log.exists() or not log.read_text()
@@ -80,12 +89,16 @@ def test_kernels_and_workers_inherit_the_guard():
     """Every process the tests start finds the guard first on PYTHONPATH."""
     assert os.environ["PYTHONPATH"].split(os.pathsep)[0] == str(GUARDS)
     assert os.environ["TWOLAYER_NETWORK_LOG"]
-    out = subprocess.run([sys.executable, "-c", "import socket; print(socket._twolayer_guarded)"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", "import socket; print(socket._twolayer_guarded)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.stdout.strip() == "True", out.stderr
 
 
-PROBE = '''
+PROBE = """
 import os, socket, subprocess, sys
 
 if os.environ.get("PROBE_AT_COLLECTION"):
@@ -104,19 +117,42 @@ def test_child_attempt():
         subprocess.run([sys.executable, "-c",
                         "import socket\\ntry:\\n    socket.gethostbyname('child.example')\\n"
                         "except OSError:\\n    pass"], check=True)
-'''
+"""
 
 
 def _nested_xdist_session(tmp_path, **flags):
     (tmp_path / "test_probe.py").write_text(textwrap.dedent(PROBE))
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("TWOLAYER_NETWORK", "PYTEST_", "COV_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TWOLAYER_NETWORK", "PYTEST_", "COV_"))
+    }
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), env.get("PYTHONPATH", "")])
     env.update({k: "1" for k in flags})
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "conftest", "-n", "1", "-q", "-o", "addopts=",
-         "--rootdir", str(tmp_path), "-p", "no:cacheprovider", str(tmp_path)],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "conftest",
+            "-n",
+            "1",
+            "-q",
+            "-o",
+            "addopts=",
+            "--rootdir",
+            str(tmp_path),
+            "-p",
+            "no:cacheprovider",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
     return out.returncode, out.stdout + out.stderr
 
 

@@ -4,6 +4,7 @@ loopback. After each fault the table holds the known values (the tiny notebook's
 ``x^2 + seed``). (The network guard: test_guard.py; the trainer's divergence:
 tests/paper_a/test_trainer_faults.py; bad parameters of every chapter: tests/notebooks.)
 """
+
 from __future__ import annotations
 
 import errno
@@ -29,14 +30,16 @@ def test_worker_killed_midrun_is_rescheduled(tiny_notebook, tmp_path, dask_clien
     marker = tmp_path / "killed.json"
     out = tmp_path / "s"
     workers_before = set(dask_client.scheduler_info()["workers"])
-    rep = sweep.run_sweep(tiny_notebook, grid, out, fixed={"kill_marker": str(marker)},
-                          client=dask_client)
+    rep = sweep.run_sweep(
+        tiny_notebook, grid, out, fixed={"kill_marker": str(marker)}, client=dask_client
+    )
     assert marker.exists(), "the fault was not injected"
     assert set(dask_client.scheduler_info()["workers"]) != workers_before, "no worker died"
     assert rep.failed == [] and len(rep.done) == 4, rep.summary()
     _known(rep.table, [1, 2, 3, 4])
-    rep2 = sweep.run_sweep(tiny_notebook, grid, out, fixed={"kill_marker": str(marker)},
-                           client=dask_client)
+    rep2 = sweep.run_sweep(
+        tiny_notebook, grid, out, fixed={"kill_marker": str(marker)}, client=dask_client
+    )
     assert rep2.skipped == 4 and not rep2.done and not rep2.failed
 
 
@@ -51,11 +54,13 @@ def enospc_on_workers(dask_client, tmp_path):
     dask_client.run(lambda: os.environ.pop("TWOLAYER_ENOSPC_ONCE", None))
 
 
-def test_disk_full_and_failing_configuration_then_resumed(tiny_notebook, tmp_path, dask_client,
-                                                          enospc_on_workers):
+def test_disk_full_and_failing_configuration_then_resumed(
+    tiny_notebook, tmp_path, dask_client, enospc_on_workers
+):
     out = tmp_path / "s"
-    rep = sweep.run_sweep(tiny_notebook, {"x": [1, 2, 3], "fail": [False, True]}, out,
-                          client=dask_client)
+    rep = sweep.run_sweep(
+        tiny_notebook, {"x": [1, 2, 3], "fail": [False, True]}, out, client=dask_client
+    )
     errors = [f["error"] for f in rep.failed]
     assert sum("No space left on device" in e for e in errors) == 1, errors
     assert sum("not_asked_to_fail" in e for e in errors) == 3, errors
@@ -66,16 +71,18 @@ def test_disk_full_and_failing_configuration_then_resumed(tiny_notebook, tmp_pat
     assert full["fail"] is False
     assert not (out / "runs" / sweep.run_id(full) / "results.json").exists()
     # the resumed sweep (over the passing configurations) redoes only the disk-full run
-    rep2 = sweep.run_sweep(tiny_notebook, {"x": [1, 2, 3], "fail": [False]}, out,
-                           client=dask_client)
+    rep2 = sweep.run_sweep(
+        tiny_notebook, {"x": [1, 2, 3], "fail": [False]}, out, client=dask_client
+    )
     assert rep2.skipped == 2 and len(rep2.done) == 1 and not rep2.failed
     assert rep2.done == [sweep.run_id(full)]
     assert (rep2.table.status == "done").all()
     _known(rep2.table, [1, 2, 3])
 
 
-def test_sweep_table_write_on_full_disk_keeps_previous_table(tiny_notebook, tmp_path,
-                                                             monkeypatch, dask_client):
+def test_sweep_table_write_on_full_disk_keeps_previous_table(
+    tiny_notebook, tmp_path, monkeypatch, dask_client
+):
     out = tmp_path / "s"
     sweep.run_sweep(tiny_notebook, {"x": [1, 2]}, out, client=dask_client)
     before = (out / "table.parquet").read_bytes()

@@ -4,6 +4,7 @@ resumption, corrupt results, and a sweep whose whole process tree is killed half
 The tiny notebook's metric is known (``x^2 + seed``), so tables are compared with known values
 instead of a second, clean sweep. (In-process tests of the same logic: test_sweep_unit.py.)
 """
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,9 @@ def test_sweep_runs_reports_failures_and_resumes(tiny_notebook, tmp_path, dask_c
     assert len(rep.done) == 3 and len(rep.failed) == 3
     for f in rep.failed:
         assert f["params"]["fail"] is True
-        assert f["error"] == (f"CheckFailed: sanity check 'not_asked_to_fail' failed: "
-                              f"x={f['params']['x']}"), f["error"]
+        assert f["error"] == (
+            f"CheckFailed: sanity check 'not_asked_to_fail' failed: x={f['params']['x']}"
+        ), f["error"]
         assert Path(f["notebook"]).exists(), "the failed run's notebook is kept for inspection"
     table = rep.table
     assert len(table) == 6
@@ -54,7 +56,7 @@ def test_corrupt_or_foreign_results_are_redone(tiny_notebook, tmp_path, dask_cli
     grid = {"x": [1, 2]}
     first = sweep.run_sweep(tiny_notebook, grid, out, client=dask_client).table
     r1, r2 = (out / "runs" / sweep.run_id({"x": x}) / "results.json" for x in (1, 2))
-    r1.write_text(r1.read_text()[:20])                     # truncated
+    r1.write_text(r1.read_text()[:20])  # truncated
     r2.write_text(r2.read_text().replace('"x": 2', '"x": 7'))  # another run's parameters
     assert sweep.gather(out).status.tolist() == ["missing", "missing"]
     rep = sweep.run_sweep(tiny_notebook, grid, out, client=dask_client)
@@ -100,11 +102,26 @@ def test_killed_sweep_resumes_to_the_known_table(tiny_notebook, tmp_path):
     out = tmp_path / "killed"
     started = tmp_path / "started.json"
     grid = json.dumps({"x": [1, 2, 3, 4, 5, 6]})
-    args = [sys.executable, "-m", "twolayer.sweep", str(tiny_notebook), "--grid", grid,
-            "--out", str(out), "--workers", "2", "--no-progress",
-            "-p", "sleep=1.0", "-p", f"started={started}"]
-    proc = subprocess.Popen(args, start_new_session=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    args = [
+        sys.executable,
+        "-m",
+        "twolayer.sweep",
+        str(tiny_notebook),
+        "--grid",
+        grid,
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+        "--no-progress",
+        "-p",
+        "sleep=1.0",
+        "-p",
+        f"started={started}",
+    ]
+    proc = subprocess.Popen(
+        args, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     deadline = time.monotonic() + 240  # a margin no loaded machine reaches: one run is seconds
     while not list(out.glob("runs/*/results.json")):
         assert proc.poll() is None, "the sweep ended before the kill: " + proc.stdout.read()
@@ -123,8 +140,10 @@ def test_killed_sweep_resumes_to_the_known_table(tiny_notebook, tmp_path):
     assert 1 <= len(finished) < 6, "the kill must land half-way through the sweep"
     res = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
-    assert f"6 runs, {len(finished)} already done, {6 - len(finished)} executed now, 0 failed" \
-        in res.stdout, res.stdout
+    assert (
+        f"6 runs, {len(finished)} already done, {6 - len(finished)} executed now, 0 failed"
+        in res.stdout
+    ), res.stdout
     table = sweep.read_table(out)
     assert (table.status == "done").all()
     _known(table, [1, 2, 3, 4, 5, 6])

@@ -2,6 +2,7 @@
 ``is_done`` on fabricated run folders, ``gather``'s statuses and table, ``_flatten``,
 ``execute_run`` and ``run_sweep`` with papermill and the cluster replaced by fakes that write
 what a notebook writes, and ``main``'s ``--param`` parsing, errors and exit status."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,12 @@ from twolayer import sweep
 
 
 def _results(params, metrics=None, checks=None):
-    return {"params": params, "metrics": metrics if metrics is not None else {"m": 1.0},
-            "checks": checks if checks is not None else {"c": True}, "check_details": {}}
+    return {
+        "params": params,
+        "metrics": metrics if metrics is not None else {"m": 1.0},
+        "checks": checks if checks is not None else {"c": True},
+        "check_details": {},
+    }
 
 
 def _write(run_dir: Path, obj) -> Path:
@@ -29,42 +34,59 @@ def _write(run_dir: Path, obj) -> Path:
 
 # --- is_done ----------------------------------------------------------------------------------
 
-RECORDED = {"seed": 3, "profile": "smoke", "results_path": "/x/results.json", "num_eps": 7,
-            "gammas": [0.5, 0.9]}
+RECORDED = {
+    "seed": 3,
+    "profile": "smoke",
+    "results_path": "/x/results.json",
+    "num_eps": 7,
+    "gammas": [0.5, 0.9],
+}
 
 
-@pytest.mark.parametrize("asked", [
-    {"seed": 3},
-    {"seed": 3, "profile": "smoke", "gammas": [0.5, 0.9]},
-    {"seed": np.int64(3), "gammas": (0.5, 0.9)},          # NumPy and tuples as JSON sees them
-    {"seed": 3, "num_eps": None},                        # None: "the profile's value"
-    {"seed": 3, "num_eps": None, "profile": None},
-], ids=["one", "several", "numpy-tuple", "none", "two-nones"])
+@pytest.mark.parametrize(
+    "asked",
+    [
+        {"seed": 3},
+        {"seed": 3, "profile": "smoke", "gammas": [0.5, 0.9]},
+        {"seed": np.int64(3), "gammas": (0.5, 0.9)},  # NumPy and tuples as JSON sees them
+        {"seed": 3, "num_eps": None},  # None: "the profile's value"
+        {"seed": 3, "num_eps": None, "profile": None},
+    ],
+    ids=["one", "several", "numpy-tuple", "none", "two-nones"],
+)
 def test_is_done_when_the_results_record_the_asked_parameters(tmp_path, asked):
     assert sweep.is_done(_write(tmp_path / "r", _results(RECORDED)), asked)
 
 
-@pytest.mark.parametrize("asked", [
-    {"seed": 4},                                         # another value
-    {"seed": 3, "num_eps": 8},
-    {"seed": 3, "gammas": [0.9, 0.5]},
-    {"seed": 3, "width": 10},                            # a parameter the run never recorded
-    {"seed": 3, "width": None},                          # ... even asked as None
-    {"seed": "3"},                                       # a string is not the integer
-], ids=["other-value", "other-num_eps", "list-order", "unrecorded", "unrecorded-none", "type"])
+@pytest.mark.parametrize(
+    "asked",
+    [
+        {"seed": 4},  # another value
+        {"seed": 3, "num_eps": 8},
+        {"seed": 3, "gammas": [0.9, 0.5]},
+        {"seed": 3, "width": 10},  # a parameter the run never recorded
+        {"seed": 3, "width": None},  # ... even asked as None
+        {"seed": "3"},  # a string is not the integer
+    ],
+    ids=["other-value", "other-num_eps", "list-order", "unrecorded", "unrecorded-none", "type"],
+)
 def test_is_not_done_for_other_parameters(tmp_path, asked):
     assert not sweep.is_done(_write(tmp_path / "r", _results(RECORDED)), asked)
 
 
-@pytest.mark.parametrize("content", [
-    None,                                                # no results.json
-    "",                                                  # empty
-    json.dumps(_results(RECORDED))[:40],                 # truncated
-    "[1, 2]",                                            # not an object
-    json.dumps({"params": RECORDED, "metrics": {}}),     # no checks
-    json.dumps({"metrics": {}, "checks": {}}),           # no params
-    json.dumps({"params": [3], "metrics": {}, "checks": {}}),  # params not a mapping
-], ids=["missing", "empty", "truncated", "list", "no-checks", "no-params", "params-list"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,  # no results.json
+        "",  # empty
+        json.dumps(_results(RECORDED))[:40],  # truncated
+        "[1, 2]",  # not an object
+        json.dumps({"params": RECORDED, "metrics": {}}),  # no checks
+        json.dumps({"metrics": {}, "checks": {}}),  # no params
+        json.dumps({"params": [3], "metrics": {}, "checks": {}}),  # params not a mapping
+    ],
+    ids=["missing", "empty", "truncated", "list", "no-checks", "no-params", "params-list"],
+)
 def test_is_not_done_for_incomplete_results(tmp_path, content):
     rd = tmp_path / "r"
     rd.mkdir()
@@ -75,10 +97,12 @@ def test_is_not_done_for_incomplete_results(tmp_path, content):
 
 # --- _flatten and gather ----------------------------------------------------------------------
 
+
 def test_flatten_dotted_names_and_lists_as_json():
     out = {}
-    sweep._flatten("", {"a": 1, "b": {"c": 2.5, "d": {"e": "x"}}, "f": [1, [2, 3]], "g": None,
-                        "h": {}}, out)
+    sweep._flatten(
+        "", {"a": 1, "b": {"c": 2.5, "d": {"e": "x"}}, "f": [1, [2, 3]], "g": None, "h": {}}, out
+    )
     assert out == {"a": 1, "b.c": 2.5, "b.d.e": "x", "f": "[1, [2, 3]]", "g": None}
     prefixed = {}
     sweep._flatten("metrics", {"k": True}, prefixed)
@@ -89,8 +113,12 @@ def test_gather_statuses_metrics_and_files(tmp_path):
     runs = [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4, "n": None}, {"x": 5}]
     rd = {sweep.run_id(p): tmp_path / "runs" / sweep.run_id(p) for p in runs}
     ids = [sweep.run_id(p) for p in runs]
-    _write(rd[ids[0]], _results({"x": 1}, {"loss": 0.5, "nested": {"a": 2}, "curve": [1, 2]},
-                                {"c1": True, "c2": True}))
+    _write(
+        rd[ids[0]],
+        _results(
+            {"x": 1}, {"loss": 0.5, "nested": {"a": 2}, "curve": [1, 2]}, {"c1": True, "c2": True}
+        ),
+    )
     (rd[ids[1]]).mkdir(parents=True)
     (rd[ids[1]] / sweep.ERROR).write_text(json.dumps({"error": "CheckFailed"}))
     # ids[2]: never ran -> missing
@@ -121,6 +149,7 @@ def test_read_table_without_a_sweep(tmp_path):
 
 # --- execute_run and run_sweep with fakes -----------------------------------------------------
 
+
 def _fake_notebook(recorded_extra=None, fail=None):
     """A stand-in for papermill.execute_notebook: writes what the notebook would write, with the
     profile's values filled in for parameters asked as None (here: 7)."""
@@ -132,8 +161,9 @@ def _fake_notebook(recorded_extra=None, fail=None):
         if fail is not None and fail(parameters):
             import papermill as pm
 
-            raise pm.PapermillExecutionError(0, 1, "contract.finish()", "CheckFailed",
-                                             "sanity check 'c' failed", [])
+            raise pm.PapermillExecutionError(
+                0, 1, "contract.finish()", "CheckFailed", "sanity check 'c' failed", []
+            )
         params = {k: (7 if v is None else v) for k, v in parameters.items()}
         params.update(recorded_extra or {})
         path = Path(parameters["results_path"])
@@ -172,14 +202,16 @@ def test_execute_run_failure_is_recorded_and_leaves_no_results(tmp_path, monkeyp
 def test_execute_run_without_results_is_a_failure(tmp_path, monkeypatch):
     import papermill as pm
 
-    monkeypatch.setattr(pm, "execute_notebook",
-                        lambda nb, out, parameters, **kw: Path(out).write_text("{}"))
+    monkeypatch.setattr(
+        pm, "execute_notebook", lambda nb, out, parameters, **kw: Path(out).write_text("{}")
+    )
     res = sweep.execute_run("nb.ipynb", {"x": 2}, str(tmp_path / "r"))
     assert res["status"] == "failed" and "without writing a valid results.json" in res["error"]
 
 
 def _inline_submit(monkeypatch):
     """Run the jobs in this process instead of on a cluster."""
+
     def submit_runs(client, jobs, kernel_name="python3", progress=False, desc="runs"):
         for nb, p, rd in jobs:
             yield (nb, p, rd), sweep.execute_run(str(nb), p, str(rd), kernel_name)
@@ -222,8 +254,11 @@ def test_resumed_sweep_retries_only_failures_and_missing(tmp_path, monkeypatch):
     import shutil
 
     shutil.rmtree(out / "runs" / sweep.run_id({"x": 3}))
-    assert sweep.gather(out).set_index("x").status.to_dict() == {1: "done", 2: "failed",
-                                                                 3: "missing"}
+    assert sweep.gather(out).set_index("x").status.to_dict() == {
+        1: "done",
+        2: "failed",
+        3: "missing",
+    }
     calls.clear()
     rep2 = sweep.run_sweep(nb, {"x": [1, 2, 3]}, out, client=object())
     assert sorted(c["x"] for c in calls) == [2, 3] and rep2.skipped == 1
@@ -238,6 +273,7 @@ def test_missing_notebook_is_refused(tmp_path):
 
 # --- the command line -------------------------------------------------------------------------
 
+
 class _Report:
     def __init__(self, out, failed=()):
         self.out_dir, self.failed = Path(out), list(failed)
@@ -251,10 +287,16 @@ class _Report:
 def fake_run_sweep(monkeypatch):
     seen = {}
 
-    def run_sweep(notebook, grid, out, fixed=None, scheduler=None, n_workers=None,
-                  progress=None):
-        seen.update(notebook=notebook, grid=grid, out=out, fixed=fixed, scheduler=scheduler,
-                    n_workers=n_workers, progress=progress)
+    def run_sweep(notebook, grid, out, fixed=None, scheduler=None, n_workers=None, progress=None):
+        seen.update(
+            notebook=notebook,
+            grid=grid,
+            out=out,
+            fixed=fixed,
+            scheduler=scheduler,
+            n_workers=n_workers,
+            progress=progress,
+        )
         return _Report(out, seen.get("failures", ()))
 
     monkeypatch.setattr(sweep, "run_sweep", run_sweep)
@@ -262,14 +304,45 @@ def fake_run_sweep(monkeypatch):
 
 
 def test_cli_param_values_are_json_else_strings(tmp_path, fake_run_sweep, capsys):
-    rc = sweep.main(["nb.ipynb", "--grid", '{"seed": [0, 1]}', "--out", str(tmp_path),
-                     "-p", "n=3", "-p", "lr=0.5", "-p", "name=abc", "-p", "num_eps=null",
-                     "--param", "ns=[4, 8]", "-p", "flag=true", "-p", "expr=a=b",
-                     "-p", "quoted=\"7\"", "--workers", "3", "--no-progress"])
+    rc = sweep.main(
+        [
+            "nb.ipynb",
+            "--grid",
+            '{"seed": [0, 1]}',
+            "--out",
+            str(tmp_path),
+            "-p",
+            "n=3",
+            "-p",
+            "lr=0.5",
+            "-p",
+            "name=abc",
+            "-p",
+            "num_eps=null",
+            "--param",
+            "ns=[4, 8]",
+            "-p",
+            "flag=true",
+            "-p",
+            "expr=a=b",
+            "-p",
+            'quoted="7"',
+            "--workers",
+            "3",
+            "--no-progress",
+        ]
+    )
     assert rc == 0
-    assert fake_run_sweep["fixed"] == {"n": 3, "lr": 0.5, "name": "abc", "num_eps": None,
-                                       "ns": [4, 8], "flag": True, "expr": "a=b",
-                                       "quoted": "7"}
+    assert fake_run_sweep["fixed"] == {
+        "n": 3,
+        "lr": 0.5,
+        "name": "abc",
+        "num_eps": None,
+        "ns": [4, 8],
+        "flag": True,
+        "expr": "a=b",
+        "quoted": "7",
+    }
     assert fake_run_sweep["grid"] == {"seed": [0, 1]} and fake_run_sweep["n_workers"] == 3
     assert fake_run_sweep["progress"] is False and fake_run_sweep["scheduler"] is None
     assert "fake summary, 0 failed" in capsys.readouterr().out
@@ -280,10 +353,14 @@ def test_cli_exit_status_is_one_when_a_run_failed(tmp_path, fake_run_sweep):
     assert sweep.main(["nb.ipynb", "--grid", '{"x": [1]}', "--out", str(tmp_path)]) == 1
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--grid", "{not json"], "--grid is not valid JSON"),
-    (["--grid", '{"x": [1]}', "-p", "novalue"], "must look like NAME=VALUE"),
-], ids=["grid", "param"])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--grid", "{not json"], "--grid is not valid JSON"),
+        (["--grid", '{"x": [1]}', "-p", "novalue"], "must look like NAME=VALUE"),
+    ],
+    ids=["grid", "param"],
+)
 def test_cli_usage_errors_exit_two(tmp_path, fake_run_sweep, capsys, args, message):
     with pytest.raises(SystemExit) as exc:
         sweep.main(["nb.ipynb", *args, "--out", str(tmp_path)])
@@ -292,8 +369,9 @@ def test_cli_usage_errors_exit_two(tmp_path, fake_run_sweep, capsys, args, messa
 
 
 def test_cli_missing_notebook_exits_two(tmp_path, capsys):
-    rc = sweep.main([str(tmp_path / "nope.ipynb"), "--grid", '{"x": [1]}', "--out",
-                     str(tmp_path / "s")])
+    rc = sweep.main(
+        [str(tmp_path / "nope.ipynb"), "--grid", '{"x": [1]}', "--out", str(tmp_path / "s")]
+    )
     assert rc == 2 and "does not exist" in capsys.readouterr().err
 
 
@@ -317,18 +395,24 @@ def test_cli_unreachable_scheduler_exits_two(tmp_path, monkeypatch, capsys):
     nb = tmp_path / "nb.ipynb"
     nb.write_text("{}")
     address = f"tcp://127.0.0.1:{port}"
-    rc = sweep.main([str(nb), "--grid", '{"x": [1]}', "--out", str(tmp_path / "s"),
-                     "--scheduler", address])
+    rc = sweep.main(
+        [str(nb), "--grid", '{"x": [1]}', "--out", str(tmp_path / "s"), "--scheduler", address]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and f"cannot reach the Dask scheduler at {address}" in err, err
 
 
 # --- the grid and the folder lock -------------------------------------------------------------
 
+
 def test_expand_grid_and_run_id():
     runs = sweep.expand_grid({"a": [1, 2], "b": ["u", "v"]}, {"c": 0})
-    assert runs == [{"c": 0, "a": 1, "b": "u"}, {"c": 0, "a": 1, "b": "v"},
-                    {"c": 0, "a": 2, "b": "u"}, {"c": 0, "a": 2, "b": "v"}]
+    assert runs == [
+        {"c": 0, "a": 1, "b": "u"},
+        {"c": 0, "a": 1, "b": "v"},
+        {"c": 0, "a": 2, "b": "u"},
+        {"c": 0, "a": 2, "b": "v"},
+    ]
     assert sweep.run_id({"a": 1, "b": 2}) == sweep.run_id({"b": 2, "a": 1})
     assert sweep.run_id({"a": 1}) != sweep.run_id({"a": 2})
     assert sweep.run_id({"a": None}) != sweep.run_id({"a": 0})

@@ -10,6 +10,7 @@ there for the pytest process, xdist workers, the book build, papermill kernels a
 * ``TWOLAYER_ENOSPC_ONCE``: the first ``os.replace`` onto a file named ``results.json`` fails
   with ``ENOSPC`` (a full disk), once per marker file named by the variable.
 """
+
 import errno
 import ipaddress
 import os
@@ -17,8 +18,14 @@ import socket
 
 _LOG_VAR = "TWOLAYER_NETWORK_LOG"
 _log_at_start = os.environ.get(_LOG_VAR)
-_LOCAL_NAMES = {"", "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback",
-                socket.gethostname().lower()}  # this machine's own name (/etc/hosts)
+_LOCAL_NAMES = {
+    "",
+    "localhost",
+    "localhost.localdomain",
+    "ip6-localhost",
+    "ip6-loopback",
+    socket.gethostname().lower(),
+}  # this machine's own name (/etc/hosts)
 
 if _log_at_start and not getattr(socket, "_twolayer_guarded", False):
     socket._twolayer_guarded = True

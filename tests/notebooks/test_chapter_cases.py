@@ -2,6 +2,7 @@
 something for those parameters (done-when items of the chapters' issues), and the real-images
 chapter's data handling through the notebook (the loader itself: tests/paper_a/test_images.py).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,13 +25,33 @@ def _no_failed_check(res):
 def test_gradient_flow_other_parameters_certify_every_item(tmp_path):
     """Other n, d, m1 != m2, gamma, loss and seed inside Theorem 3.2's assumption: every
     theorem check of Theorem 3.2 applies and passes (none is "not applicable")."""
-    res = run_chapter(A / "gradient_flow", tmp_path, seed=3, n=10, d=25, m1=4, m2=2,
-                      gamma=0.7, loss="logistic", gap=0.8)
-    assert {k: res["params"][k] for k in ("seed", "n", "d", "m1", "m2", "gamma", "loss")} == \
-        {"seed": 3, "n": 10, "d": 25, "m1": 4, "m2": 2, "gamma": 0.7, "loss": "logistic"}
+    res = run_chapter(
+        A / "gradient_flow",
+        tmp_path,
+        seed=3,
+        n=10,
+        d=25,
+        m1=4,
+        m2=2,
+        gamma=0.7,
+        loss="logistic",
+        gap=0.8,
+    )
+    assert {k: res["params"][k] for k in ("seed", "n", "d", "m1", "m2", "gamma", "loss")} == {
+        "seed": 3,
+        "n": 10,
+        "d": 25,
+        "m1": 4,
+        "m2": 2,
+        "gamma": 0.7,
+        "loss": "logistic",
+    }
     _no_failed_check(res)
-    thm = {k: res["checks"][k] for k, d in res["check_details"].items()
-           if d["kind"] == "theorem" and (d["statement"] or "").startswith("a-thm-3-2")}
+    thm = {
+        k: res["checks"][k]
+        for k, d in res["check_details"].items()
+        if d["kind"] == "theorem" and (d["statement"] or "").startswith("a-thm-3-2")
+    }
     assert thm and all(v is True for v in thm.values()), thm
 
 
@@ -65,8 +86,13 @@ def test_cifar10_without_data_stops_with_clear_message(tmp_path, monkeypatch):
     missing = tmp_path / "no-such-folder"
     path = tmp_path / "r.json"
     with pytest.raises(pm.PapermillExecutionError) as err:
-        run_chapter(A / "real_images", tmp_path, dataset="cifar10", data_dir=str(missing),
-                    results_path=str(path))
+        run_chapter(
+            A / "real_images",
+            tmp_path,
+            dataset="cifar10",
+            data_dir=str(missing),
+            results_path=str(path),
+        )
     e = err.value
     assert e.ename == "DatasetUnavailable" and "CIFAR-10 is not available" in e.evalue
     assert str(missing / images.CIFAR10_ARCHIVE) in e.evalue and "does not exist" in e.evalue
@@ -85,8 +111,9 @@ def test_corrupt_archive_with_its_checksum_is_refused_by_the_notebook(tmp_path):
     (bad / images.CIFAR10_ARCHIVE).write_bytes(bytes(raw))
     md5 = hashlib.md5(bytes(raw)).hexdigest()  # the checksum passes: decoding must refuse it
     with pytest.raises(pm.PapermillExecutionError) as err:
-        run_chapter(A / "real_images", tmp_path, dataset="cifar10", data_dir=str(bad),
-                    archive_md5=md5)
+        run_chapter(
+            A / "real_images", tmp_path, dataset="cifar10", data_dir=str(bad), archive_md5=md5
+        )
     assert err.value.ename == "ArchiveError" and "corrupt" in err.value.evalue
 
 
@@ -95,9 +122,17 @@ def test_generated_archive_runs_the_chapter(tmp_path):
 
     archive = _learnable_archive(tmp_path / images.CIFAR10_ARCHIVE)
     data = archive.read_bytes()
-    res = run_chapter(A / "real_images", tmp_path, dataset="cifar10", data_dir=str(tmp_path),
-                      archive_md5=hashlib.md5(data).hexdigest(),
-                      archive_sha256=hashlib.sha256(data).hexdigest(),
-                      n_train=200, n_test=0, width=64, steps=500)
+    res = run_chapter(
+        A / "real_images",
+        tmp_path,
+        dataset="cifar10",
+        data_dir=str(tmp_path),
+        archive_md5=hashlib.md5(data).hexdigest(),
+        archive_sha256=hashlib.sha256(data).hexdigest(),
+        n_train=200,
+        n_test=0,
+        width=64,
+        steps=500,
+    )
     assert res["params"]["dataset"] == "cifar10"
     _no_failed_check(res)

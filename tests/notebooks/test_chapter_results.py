@@ -4,6 +4,7 @@ taken from ``$BOOK_PROFILE``, every check passed or not applicable and classifie
 determinism rerun: the same chapter through papermill, with the same parameters, writes the
 same bytes (on representative chapters by default, on every chapter under ``full``).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,8 +43,10 @@ def test_results_of_the_book_build(book, chapter):
 
 
 def test_every_chapter_wrote_results(book):
-    written = sorted(p.relative_to(book.results).with_suffix("").as_posix()
-                     for p in book.results.glob("*/*.json"))
+    written = sorted(
+        p.relative_to(book.results).with_suffix("").as_posix()
+        for p in book.results.glob("*/*.json")
+    )
     assert written == sorted(CHAPTERS)
 
 

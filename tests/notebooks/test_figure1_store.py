@@ -2,6 +2,7 @@
 two parameters fills a run store; the page then reads the sweep's table (every run passed) and
 computes nothing the sweep computed, and gives the same numbers as the page computing
 everything in memory. (The store itself: tests/common/test_store.py.)"""
+
 from __future__ import annotations
 
 import pytest
@@ -17,9 +18,13 @@ RUN_ONLY = ("configs_computed", "sweep_runs")  # how the page got its numbers, n
 def test_figure1_page_reads_a_sweeps_table_and_store(tmp_path, dask_client):
     out = tmp_path / "fig1"
     store = out / "store"
-    rep = sweep.run_sweep(NB, {"seed": [0, 1], "left_lr": [0.01]}, out,
-                          fixed={"profile": "smoke", "num_seeds": 1, "store_dir": str(store)},
-                          client=dask_client)
+    rep = sweep.run_sweep(
+        NB,
+        {"seed": [0, 1], "left_lr": [0.01]},
+        out,
+        fixed={"profile": "smoke", "num_seeds": 1, "store_dir": str(store)},
+        client=dask_client,
+    )
     assert not rep.failed and len(rep.done) == 2, rep.summary()
     t = rep.table
     assert set(t.seed) == {0, 1} and set(t.left_lr) == {0.01}
@@ -27,8 +32,9 @@ def test_figure1_page_reads_a_sweeps_table_and_store(tmp_path, dask_client):
     stored = len(list(store.glob("*.json")))
     assert stored == sum(t["metrics.configs_computed"])
     # the page at one of the swept points (seed 1) takes every configuration from the store
-    page = run_chapter(NB, tmp_path, name="page", seed=1, num_seeds=1, sweep_dir=str(out),
-                       left_lr=0.01)
+    page = run_chapter(
+        NB, tmp_path, name="page", seed=1, num_seeds=1, sweep_dir=str(out), left_lr=0.01
+    )
     m = page["metrics"]
     assert m["configs_computed"] == 0, "the page recomputed what the sweep stored"
     assert m["sweep_runs"] == 2 and page["checks"]["sweep_runs_all_passed"] is True

@@ -12,6 +12,7 @@ test_robustness_light.py, chapter-specific runs in test_chapter_cases.py).
   sets from every chapter; and one papermill run proves a bad parameter stops the kernel with
   that message and writes nothing.
 """
+
 from __future__ import annotations
 
 import ast
@@ -45,7 +46,8 @@ def test_pair_in_sync(md):
     ipynb = md.with_suffix(".ipynb")
     assert ipynb.exists(), f"{ipynb.name} is missing: run `make sync`"
     assert _cells(jupytext.read(md)) == _cells(jupytext.read(ipynb)), (
-        f"{md.name} and {ipynb.name} differ: run `make sync` (jupytext --sync)")
+        f"{md.name} and {ipynb.name} differ: run `make sync` (jupytext --sync)"
+    )
 
 
 @pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
@@ -61,8 +63,9 @@ def test_toc_entries_exist_and_cover_every_chapter():
     for f in files:
         assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
     for md in NOTEBOOKS:
-        assert md.relative_to(ROOT).with_suffix("").as_posix() in files, \
+        assert md.relative_to(ROOT).with_suffix("").as_posix() in files, (
             f"{md.stem} is not in _toc.yml"
+        )
 
 
 def test_book_config_contract():
@@ -91,14 +94,17 @@ def test_parameters_cell_and_colab_install(md):
     assert not plain, f"parameters without a type annotation (papermill shows types): {plain}"
     names = {s.target.id for s in tree.body if isinstance(s, ast.AnnAssign)}
     assert {"seed", "profile", "results_path"} <= names
-    assert re.search(r"^profile\s*:[^=\n]*=\s*None\b", cell.source, flags=re.M), \
+    assert re.search(r"^profile\s*:[^=\n]*=\s*None\b", cell.source, flags=re.M), (
         "profile must default to None (read from $BOOK_PROFILE)"
+    )
     url = book_config()["repository"]["url"]
-    assert "twolayer" in code[0].source and f"git+{url}" in code[0].source, \
+    assert "twolayer" in code[0].source and f"git+{url}" in code[0].source, (
         "the first code cell must install twolayer from the repository in _config.yml"
+    )
 
 
 # --- the contract, in-process -----------------------------------------------------------------
+
 
 @functools.cache
 def _loaded(md):
@@ -127,7 +133,8 @@ def test_contract_is_named_after_the_chapter(md):
     _, contract, _ = _loaded(md)
     assert contract.chapter == chapter_name(md), (
         f"Contract(chapter=...) must be {chapter_name(md)!r}: the book build writes the "
-        "results to _build/results/<chapter>.json, which the claims index reads")
+        "results to _build/results/<chapter>.json, which the claims index reads"
+    )
 
 
 @pytest.mark.parametrize("profile", ["smoke", "book", "paper"])
@@ -155,8 +162,9 @@ def _bad_values(spec):
     if isinstance(spec, nbk.Optional):
         return _bad_values(spec.inner)
     if isinstance(spec, nbk.Int):
-        return "1", (spec.lo - 1 if spec.lo is not None else spec.hi + 1
-                     if spec.hi is not None else None)
+        return "1", (
+            spec.lo - 1 if spec.lo is not None else spec.hi + 1 if spec.hi is not None else None
+        )
     if isinstance(spec, nbk.Float):
         if spec.lo is not None:
             out = spec.lo if spec.lo_open else spec.lo - 1.0
@@ -215,8 +223,9 @@ CONSTRAINTS = [
 ]
 
 
-@pytest.mark.parametrize("chapter, values, name", CONSTRAINTS,
-                         ids=[f"{c}-{n}" for c, _, n in CONSTRAINTS])
+@pytest.mark.parametrize(
+    "chapter, values, name", CONSTRAINTS, ids=[f"{c}-{n}" for c, _, n in CONSTRAINTS]
+)
 def test_cross_parameter_constraints(chapter, values, name):
     from twolayer.common.contract import ParameterError
 

@@ -2,6 +2,7 @@
 smoke profile at 5 seeds that no page uses and at 2 random parameter sets drawn from its own
 Contract, through ``twolayer.robustness.run`` on the shared Dask cluster. Any failed check, or
 any run that errors, fails. (``make robustness``: 20 seeds and the book profile.)"""
+
 from __future__ import annotations
 
 import itertools
@@ -23,8 +24,14 @@ def robustness_report(tmp_path_factory, dask_client):
     from twolayer import robustness
 
     out = tmp_path_factory.mktemp("robustness")
-    report = robustness.run(out, profile="smoke", seeds=SEEDS, random_sets=RANDOM_SETS,
-                            client=dask_client, progress=False)
+    report = robustness.run(
+        out,
+        profile="smoke",
+        seeds=SEEDS,
+        random_sets=RANDOM_SETS,
+        client=dask_client,
+        progress=False,
+    )
     return out, report
 
 
@@ -40,8 +47,9 @@ def test_every_chapter_ran_every_set(robustness_report):
         done = list((out / chapter).glob("*/results.json"))
         assert len(done) == SEEDS + RANDOM_SETS, (chapter, len(done))
     assert {r["chapter"] for r in report.rows} == set(CHAPTERS)
-    assert json.loads((out / "robustness.json").read_text())["rows"] == \
-        json.loads(json.dumps(report.rows))
+    assert json.loads((out / "robustness.json").read_text())["rows"] == json.loads(
+        json.dumps(report.rows)
+    )
 
 
 def test_seeds_give_other_numbers(robustness_report):

@@ -3,6 +3,7 @@
 passed every earlier test. Here a random separating W, a perturbed W*, wrong multipliers, an
 infeasible W and non-collapsed rows must all be told apart from the optimum; and the solver's
 failure and label validation are exercised."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -70,10 +71,10 @@ def test_perturbed_optimum_is_measured_as_such(problem, eps):
     assert res["stationarity"] > eps / 10 and res["stationarity"] > 100 * TOL
     c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
     assert c["dist_to_convex"] > eps / 10
-    assert c["row_collapse"] > eps / 100          # rows of a group no longer coincide
-    assert c["rank_ratio"] > eps / 1000           # W* has rank 2; a generic perturbation not
-    assert c["margin_max_dev"] > eps / 100        # margins are no longer all equal
-    assert c["lambda_residual"] > eps / 1000      # means no longer of item 2's form
+    assert c["row_collapse"] > eps / 100  # rows of a group no longer coincide
+    assert c["rank_ratio"] > eps / 1000  # W* has rank 2; a generic perturbation not
+    assert c["margin_max_dev"] > eps / 100  # margins are no longer all equal
+    assert c["lambda_residual"] > eps / 1000  # means no longer of item 2's form
     # and each measure grows with the perturbation (compared with a perturbation 10x smaller)
     W_small = sol.W + eps / 10 * np.linalg.norm(sol.W) * dW / np.linalg.norm(dW)
     c_small = kkt.certify(net, W_small, ds.X, ds.y, sol, z_star, Xt)
@@ -149,8 +150,12 @@ def test_multipliers_from_vu_says_no_outside_item2s_form(problem):
 def test_item2_formula_depends_on_every_input(problem):
     ds, _, sol, _, _ = problem
     v, u = kkt.vu_from_multipliers(sol.lam, ds.X, ds.y, 5, 0.5)
-    for args in ((2 * sol.lam, ds.X, ds.y, 5, 0.5), (sol.lam, ds.X, -ds.y, 5, 0.5),
-                 (sol.lam, ds.X, ds.y, 6, 0.5), (sol.lam, ds.X, ds.y, 5, 0.3)):
+    for args in (
+        (2 * sol.lam, ds.X, ds.y, 5, 0.5),
+        (sol.lam, ds.X, -ds.y, 5, 0.5),
+        (sol.lam, ds.X, ds.y, 6, 0.5),
+        (sol.lam, ds.X, ds.y, 5, 0.3),
+    ):
         v2, u2 = kkt.vu_from_multipliers(*args)
         assert not (np.allclose(v2, v) and np.allclose(u2, u)), args
 
@@ -177,8 +182,9 @@ def test_infeasible_problems_make_the_solver_fail():
         kkt.solve_problem3(np.array([[1.0, 0.0], [0.0, 0.0]]), np.array([1.0, -1.0]), 1, 1, 0.5)
 
 
-@pytest.mark.parametrize("y", [np.array([1.0, 0.0, -1.0]), np.array([1.0, 2.0, -1.0]),
-                               np.array([[1.0, -1.0, 1.0]])])
+@pytest.mark.parametrize(
+    "y", [np.array([1.0, 0.0, -1.0]), np.array([1.0, 2.0, -1.0]), np.array([[1.0, -1.0, 1.0]])]
+)
 def test_labels_must_be_plus_minus_one(y):
     X = np.eye(3)
     with pytest.raises(ValueError, match=r"^y must be a vector with entries in \{-1, \+1\}$"):
@@ -197,6 +203,7 @@ def test_three_point_example_outside_the_assumption_is_not_max_margin():
 
 
 # --- certify's measures against independent computations (mutation testing found these) ------
+
 
 def _perturbed(sol, eps, seed):
     rng = np.random.default_rng(seed)
@@ -235,7 +242,8 @@ def test_certify_values_match_their_definitions(problem):
         assert c[k] == pytest.approx(want, rel=1e-9, abs=1e-12), k
     lam, res = kkt.multipliers_from_vu(v, u, ds.X, ds.y, 5, 0.5)
     assert (c["lambda_min"], c["lambda_max"], c["lambda_residual"]) == pytest.approx(
-        (lam.min(), lam.max(), res), rel=1e-9)
+        (lam.min(), lam.max(), res), rel=1e-9
+    )
     # a perturbation small enough keeps part of the test set's signs guaranteed, not all
     assert 0 < c["sign_margin_bound"] < 1
 
@@ -250,8 +258,12 @@ def test_certify_rank_ratio_with_few_rows(problem):
         if m1 + m2 < 3:
             assert c["rank_ratio"] == 0.0
         else:
-            Wn = W / net.margins(torch.as_tensor(W), torch.as_tensor(ds.X),
-                                 torch.as_tensor(ds.y)).min().item()
+            Wn = (
+                W
+                / net.margins(torch.as_tensor(W), torch.as_tensor(ds.X), torch.as_tensor(ds.y))
+                .min()
+                .item()
+            )
             s = np.linalg.svd(Wn, compute_uv=False)
             assert c["rank_ratio"] == pytest.approx(s[2] / s[0], rel=1e-9) and s[2] > 0
 
@@ -265,9 +277,11 @@ def test_certify_refuses_a_zero_margin(problem):
 def test_lambda_in_range_needs_both_bounds(problem, monkeypatch):
     ds, net, sol, z_star, Xt = problem
     lam = sol.lam
-    for lo, hi, inside in ((lam.min() / 2, lam.max() * 2, True),
-                           (lam.min() / 2, lam.max() / 2, False),   # above the upper bound
-                           (lam.min() * 2, lam.max() * 2, False)):  # below the lower bound
+    for lo, hi, inside in (
+        (lam.min() / 2, lam.max() * 2, True),
+        (lam.min() / 2, lam.max() / 2, False),  # above the upper bound
+        (lam.min() * 2, lam.max() * 2, False),
+    ):  # below the lower bound
         monkeypatch.setattr(kkt, "multiplier_bounds", lambda X, g, b=(lo, hi): b)
         c = kkt.certify(net, sol.W, ds.X, ds.y, sol, z_star, Xt)
         assert c["lambda_in_range"] is inside, (lo, hi)

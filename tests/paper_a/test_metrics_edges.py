@@ -2,6 +2,7 @@
 dtypes are kept (a float32 W stays float32; NumPy and integer inputs become float64), the
 margins are computed in W's dtype, and normalize_by_margin refuses a zero margin but accepts a
 positive margin below 1."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,14 +18,16 @@ def test_dtypes_are_kept_or_made_float64():
     assert metrics.singular_values(W32).dtype == torch.float32
     ints = [[2, 0, 0], [0, 1, 0]]
     s = metrics.singular_values(ints)
-    assert s.dtype == torch.float64 and torch.allclose(s, torch.tensor([2.0, 1.0], dtype=torch.float64))
+    assert s.dtype == torch.float64 and torch.allclose(
+        s, torch.tensor([2.0, 1.0], dtype=torch.float64)
+    )
     assert metrics.stable_rank(ints) == pytest.approx(5 / 4)
 
 
 def test_margins_in_the_dtype_of_w():
     net = models.LeakyNetwork(2, 1, gamma=0.5)
-    X = np.random.default_rng(0).standard_normal((5, 4))          # float64 data
-    y = np.array([1, -1, 1, 1, -1])                               # integer labels
+    X = np.random.default_rng(0).standard_normal((5, 4))  # float64 data
+    y = np.array([1, -1, 1, 1, -1])  # integer labels
     W32 = torch.randn(3, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float32)
     q = metrics.margins(net, W32, X, y)
     assert q.dtype == torch.float32

@@ -3,6 +3,7 @@
 margins fails here), the float32 path, per-configuration data sets with plain gradient descent
 and the logistic loss, divergence named by step and quantity, and a DivergenceError raised
 from a user metric."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,19 +38,30 @@ def _replay(net, W0, X, y, steps, lr, loss="logistic", normalized=False):
 def test_recorded_margins_and_loss_are_those_of_the_steps_own_weights(normalized):
     net, X, y, W0 = _problem()
     steps = 12
-    res = gradient_descent(net, W0, X, y, "logistic", lr=0.5, steps=steps,
-                           normalized=normalized, record_steps=list(range(steps + 1)),
-                           metrics={"W": lambda W: W.reshape(W.shape[0], -1).clone()})
+    res = gradient_descent(
+        net,
+        W0,
+        X,
+        y,
+        "logistic",
+        lr=0.5,
+        steps=steps,
+        normalized=normalized,
+        record_steps=list(range(steps + 1)),
+        metrics={"W": lambda W: W.reshape(W.shape[0], -1).clone()},
+    )
     Ws = _replay(net, W0, X, y, steps, 0.5, normalized=normalized)
     loss = trainer.get_loss("logistic")
     for t in range(steps + 1):
         W_t = torch.as_tensor(res.history["W"][t]).reshape(W0.shape)
         torch.testing.assert_close(W_t, Ws[t], rtol=1e-10, atol=1e-12)
         q = net.margins(Ws[t], X, y)
-        np.testing.assert_allclose(res.history["min_margin"][t], q.min(-1).values.numpy(),
-                                   rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(res.history["loss"][t], loss.empirical_risk(q).numpy(),
-                                   rtol=1e-10)
+        np.testing.assert_allclose(
+            res.history["min_margin"][t], q.min(-1).values.numpy(), rtol=1e-10, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            res.history["loss"][t], loss.empirical_risk(q).numpy(), rtol=1e-10
+        )
     # the margins move from step to step, so the previous step's would not pass the above
     mm = res.history["min_margin"]
     assert np.all(np.abs(np.diff(mm, axis=0)) > 1e-6)
@@ -68,15 +80,15 @@ def test_a_trainer_recording_the_previous_steps_margins_is_caught():
 def test_float32_path_follows_float64():
     net, X, y, W0 = _problem()
     r64 = gradient_descent(net, W0, X, y, "exp", lr=0.2, steps=50, record_steps=[0, 25, 50])
-    r32 = gradient_descent(net, W0.float(), X, y, "exp", lr=0.2, steps=50,
-                           record_steps=[0, 25, 50])
+    r32 = gradient_descent(net, W0.float(), X, y, "exp", lr=0.2, steps=50, record_steps=[0, 25, 50])
     assert r32.W.dtype == torch.float32 and r32.W.shape == W0.shape
     assert r32.history["loss"].dtype == np.float32
     # 50 steps of float32 rounding (eps 6e-8) stay far below 1e-4 relative; float32 is not
     # float64 (the comparison would pass trivially if the trainer silently upcast)
     torch.testing.assert_close(r32.W.double(), r64.W, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(r32.history["min_margin"], r64.history["min_margin"], rtol=1e-4,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        r32.history["min_margin"], r64.history["min_margin"], rtol=1e-4, atol=1e-6
+    )
     assert not torch.equal(r32.W.double(), r64.W)
 
 
@@ -92,8 +104,9 @@ def test_per_configuration_data_sets_plain_gd_equal_separate_runs(loss):
     res = gradient_descent(net, W0, Xb, yb, loss, lr=lr, steps=30, record_steps=[0, 10, 30])
     for b, s in enumerate(sets):
         X, y = s.torch()
-        one = gradient_descent(net, W0[b], X, y, loss, lr=float(lr[b]), steps=30,
-                               record_steps=[0, 10, 30])
+        one = gradient_descent(
+            net, W0[b], X, y, loss, lr=float(lr[b]), steps=30, record_steps=[0, 10, 30]
+        )
         torch.testing.assert_close(res.W[b], one.W, rtol=1e-12, atol=1e-14)
         for k in ("loss", "min_margin"):
             np.testing.assert_allclose(res.history[k][:, b], one.history[k], rtol=1e-12)
@@ -147,12 +160,28 @@ def test_divergence_from_a_user_metric_names_metric_step_and_configuration():
 
     ratio.calls = 0
     with pytest.raises(DivergenceError) as err:
-        gradient_descent(net, W0, X, y, lr=0.1, steps=10, record_steps=list(range(11)),
-                         metrics={"fro_ratio": ratio})
+        gradient_descent(
+            net,
+            W0,
+            X,
+            y,
+            lr=0.1,
+            steps=10,
+            record_steps=list(range(11)),
+            metrics={"fro_ratio": ratio},
+        )
     e = err.value
     assert (e.step, e.config, e.quantity) == (3, 2, "fro_ratio") and np.isnan(e.value)
     assert "step 3" in str(e) and "fro_ratio" in str(e) and "configuration 2" in str(e)
     # a finite metric never raises: the same run with the metric fixed completes
-    res = gradient_descent(net, W0, X, y, lr=0.1, steps=10, record_steps=list(range(11)),
-                           metrics={"fro": lambda W: torch.linalg.matrix_norm(W)})
+    res = gradient_descent(
+        net,
+        W0,
+        X,
+        y,
+        lr=0.1,
+        steps=10,
+        record_steps=list(range(11)),
+        metrics={"fro": lambda W: torch.linalg.matrix_norm(W)},
+    )
     assert res.history["fro"].shape == (11, 3) and np.all(np.isfinite(res.history["fro"]))

@@ -3,6 +3,7 @@ certificate (issue 16): a gradient with a wrong term, a certificate that does no
 or exceeds 1 away from the teacher, a loss that ignores a parameter -- each must be told apart
 from the right one. Also the review's gaps: a teacher with a linear part (w0, b0) and a
 student with a zero-norm neuron."""
+
 from __future__ import annotations
 
 import math
@@ -22,8 +23,12 @@ def teacher():
 
 def _net(m, d, seed):
     rng = np.random.default_rng(seed)
-    return pop.Net(rng.standard_normal(m), rng.standard_normal((m, d)) / math.sqrt(d), 0.2,
-                   0.1 * rng.standard_normal(d))
+    return pop.Net(
+        rng.standard_normal(m),
+        rng.standard_normal((m, d)) / math.sqrt(d),
+        0.2,
+        0.1 * rng.standard_normal(d),
+    )
 
 
 def _fd_grad(net, teacher, lam, h=1e-6):
@@ -33,17 +38,20 @@ def _fd_grad(net, teacher, lam, h=1e-6):
     for i in range(len(v)):
         e = np.zeros_like(v)
         e[i] = h
-        g[i] = (pop.regularized_loss(pop.Net.unflat(v + e, m, d), teacher, lam)
-                - pop.regularized_loss(pop.Net.unflat(v - e, m, d), teacher, lam)) / (2 * h)
+        g[i] = (
+            pop.regularized_loss(pop.Net.unflat(v + e, m, d), teacher, lam)
+            - pop.regularized_loss(pop.Net.unflat(v - e, m, d), teacher, lam)
+        ) / (2 * h)
     return g
 
 
 # --- the population gradient ----------------------------------------------------------------
 
+
 def test_gradient_vanishes_at_the_teacher_and_not_near_it(teacher):
     net = pop.Net(teacher.a.copy(), teacher.W.copy())
     net.alpha, net.beta = pop.alpha_hat(net), pop.beta_hat(net)
-    assert pop.grad_norm2(pop.grad(net, teacher)) < 1e-20      # a global minimum (L = 0)
+    assert pop.grad_norm2(pop.grad(net, teacher)) < 1e-20  # a global minimum (L = 0)
     moved = net.copy()
     moved.W[0] += 0.05 * np.linalg.norm(moved.W[0]) * np.eye(teacher.d)[1]
     g = pop.grad(moved, teacher)
@@ -107,11 +115,13 @@ def test_loss_depends_on_every_parameter(teacher):
     for k in range(len(net.flat())):
         v = net.flat()
         v[k] += 0.1
-        assert pop.loss(pop.Net.unflat(v, 5, teacher.d), teacher) != pytest.approx(base,
-                                                                                    rel=1e-9), k
+        assert pop.loss(pop.Net.unflat(v, 5, teacher.d), teacher) != pytest.approx(
+            base, rel=1e-9
+        ), k
 
 
 # --- the dual certificate ------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def certificate():
