@@ -435,3 +435,20 @@ def test_second_sweep_on_same_folder_is_refused(tmp_path):
     # released: the next sweep may start (here it finds nothing to do with a fake client)
     with sweep._folder_lock(out):
         pass
+
+
+def test_results_with_only_the_three_required_keys_are_done(tmp_path):
+    rd = _write(tmp_path / "r", {"params": {"x": 1}, "metrics": {}, "checks": {}})
+    assert sweep.is_done(rd, {"x": 1})
+
+
+def test_gather_table_columns(tmp_path):
+    runs = [{"x": 2}, {"x": 1}]
+    for p in runs:
+        _write(tmp_path / "runs" / sweep.run_id(p), _results(p, {"sq": p["x"] ** 2}))
+    table = sweep.gather(tmp_path, runs)
+    assert list(table.columns) == ["run_id", "x", "status", "metrics.sq", "checks_passed"]
+    assert list(table.index) == [0, 1]
+    import pyarrow.parquet as pq
+
+    assert pq.read_schema(tmp_path / "table.parquet").names == list(table.columns)

@@ -185,3 +185,104 @@ def test_divergence_from_a_user_metric_names_metric_step_and_configuration():
         metrics={"fro": lambda W: torch.linalg.matrix_norm(W)},
     )
     assert res.history["fro"].shape == (11, 3) and np.all(np.isfinite(res.history["fro"]))
+
+
+# --- edges found by mutation testing -------------------------------------------------------
+
+
+def test_divergence_in_a_vector_metric_names_the_configuration_and_value():
+    net, X, y, W0 = _problem()
+
+    def svals(W):  # (B, k): NaN in configuration 1's second entry from step 2 on
+        out = torch.linalg.svdvals(W)[:, :2].clone()
+        if svals.calls >= 2:
+            out[1, 1] = float("nan")
+        svals.calls += 1
+        return out
+
+    svals.calls = 0
+    with pytest.raises(DivergenceError) as err:
+        gradient_descent(
+            net, W0, X, y, lr=0.1, steps=5, record_steps=list(range(6)), metrics={"svals": svals}
+        )
+    e = err.value
+    assert (e.step, e.config, e.quantity) == (2, 1, "svals") and np.isnan(e.value)
+
+
+def test_loss_growth_bound_is_relative_to_the_first_loss():
+    """The run stops as soon as L > max_loss_growth * L(0): a bound just below the largest
+    growth a run reaches stops it, one just above lets it finish."""
+    X, y = _xor_like()
+    net = models.LeakyNetwork(2, 2, "leaky_relu", 0.5)
+    W0 = net.init(20, 0.3, seed=1)
+    free = gradient_descent(
+        net,
+        W0,
+        X,
+        y,
+        "logistic",
+        lr=30.0,
+        steps=20,
+        record_steps=list(range(21)),
+        max_loss_growth=float("inf"),
+    )
+    growth = free.history["loss"].max() / free.history["loss"][0]
+    assert growth > 2 and free.history["loss"][0] < 1  # logistic: L(0) < 1 here
+    with pytest.raises(DivergenceError) as err:
+        gradient_descent(net, W0, X, y, "logistic", lr=30.0, steps=20, max_loss_growth=0.9 * growth)
+    assert err.value.quantity.startswith("loss (grew more than")
+    assert err.value.value > 0.9 * growth * free.history["loss"][0]
+    gradient_descent(net, W0, X, y, "logistic", lr=30.0, steps=20, max_loss_growth=1.1 * growth)
+
+
+def test_loss_object_defaults_and_float_record_steps():
+    net, X, y, W0 = _problem(B=1)
+    a = gradient_descent(
+        net, W0[0], X, y, trainer.get_loss("exp"), lr=0.1, steps=5, record_steps=[0.0, 5.0]
+    )
+    b = gradient_descent(net, W0[0], X, y, "exp", lr=0.1, steps=5, record_steps=[0, 5])
+    torch.testing.assert_close(a.W, b.W, rtol=0, atol=0)
+    assert a.steps.dtype.kind == "i" and a.steps.tolist() == [0, 5]
+    # the documented defaults: logistic loss, lr 0.1, 1000 steps, 50 log-spaced records
+    d = gradient_descent(net, W0[0], X, y, progress=False)
+    e = gradient_descent(
+        net,
+        W0[0],
+        X,
+        y,
+        "logistic",
+        lr=0.1,
+        steps=1000,
+        record_steps=trainer.log_spaced_steps(1000, 50),
+        progress=False,
+    )
+    torch.testing.assert_close(d.W, e.W, rtol=0, atol=0)
+    assert d.steps.tolist() == e.steps.tolist()
+
+
+def test_non_contiguous_initial_weights():
+    net, X, y, W0 = _problem()
+    Wt = W0.transpose(1, 2).contiguous().transpose(1, 2)  # same values, other strides
+    assert not Wt.is_contiguous()
+    a = gradient_descent(net, Wt, X, y, lr=0.1, steps=5, record_steps=[5])
+    b = gradient_descent(net, W0, X, y, lr=0.1, steps=5, record_steps=[5])
+    torch.testing.assert_close(a.W, b.W, rtol=0, atol=0)
+
+
+def test_log_spaced_steps_values():
+    assert trainer.log_spaced_steps(100, num=2).tolist() == [0, 1, 100]
+    assert trainer.log_spaced_steps(0).tolist() == [0]
+    assert trainer.log_spaced_steps(1).tolist() == [0, 1]
+    assert trainer.log_spaced_steps(10**6).tolist() == trainer.log_spaced_steps(10**6, 50).tolist()
+    assert (
+        len(trainer.log_spaced_steps(10**6)) == len(np.unique(np.geomspace(1, 1e6, 50).round())) + 1
+    )
+    with pytest.raises(ValueError, match="^steps must be non-negative$"):
+        trainer.log_spaced_steps(-1)
+
+
+@pytest.mark.parametrize("lr", [0.0, -1.0, float("inf"), float("nan")])
+def test_bad_lr_message(lr):
+    net, X, y, W0 = _problem()
+    with pytest.raises(ValueError, match="^lr must be positive and finite$"):
+        gradient_descent(net, W0, X, y, lr=lr, steps=1)

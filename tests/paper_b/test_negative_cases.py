@@ -183,3 +183,55 @@ def test_descent_direction_is_a_descent_direction_only_when_it_should_be():
     far.W -= (far.W @ U.T) @ U  # orthogonal to every teacher direction
     _, q_far = cert.q_weights(far, t, 0.3)
     assert np.all(q_far == 0)
+
+
+# --- a general teacher, and the helpers (mutation testing found these) ----------------------
+
+
+@pytest.fixture(scope="module")
+def general_teacher():
+    """Teacher neurons of norms other than 1, output weights other than +-1, no symmetry
+    (beta_* != 0): the library's teachers all have unit neurons and a* = +-1, where a formula
+    with ||w*|| or |a*| in the wrong place gives the same numbers."""
+    rng = np.random.default_rng(9)
+    U = rng.standard_normal((3, 5))
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    W = U * np.array([0.5, 2.0, 1.3])[:, None]
+    return tmod.Teacher(np.array([1.5, -0.7, 0.9]), W)
+
+
+def test_general_teacher_loss_matches_monte_carlo(general_teacher):
+    t = general_teacher
+    assert np.linalg.norm(t.beta_star) > 0.1
+    for seed in range(2):
+        net = _net(4, t.d, 20 + seed)
+        mean, se = pop.mc_loss(net, t, n=300_000, seed=seed)
+        assert abs(mean - pop.loss(net, t)) < 4.5 * se
+        parts = (net.alpha - pop.alpha_hat(net)) ** 2 + np.sum((net.beta - pop.beta_hat(net)) ** 2)
+        assert pop.loss(net, t) == pytest.approx(parts + pop.loss_ge2(net, t), rel=1e-12)
+
+
+def test_general_teacher_gradient_matches_finite_differences(general_teacher):
+    t = general_teacher
+    net = _net(4, t.d, 7)
+    fd = _fd_grad(net, t, 0.03)
+    g = pop.grad(net, t, 0.03).flat()
+    assert np.abs(fd - g).max() < 1e-7 * max(1.0, np.abs(g).max())
+
+
+def test_grad_norm2_and_net_conversion():
+    g = pop.Net([1, 2], [[3, 0], [0, 1]], 0.5, [1, 2])
+    assert g.a.dtype == g.W.dtype == g.beta.dtype == np.float64 and isinstance(g.alpha, float)
+    assert pop.grad_norm2(g) == pytest.approx(1 + 4 + 9 + 1 + 0.25 + 1 + 4)
+
+
+def test_mc_loss_is_the_sample_mean_and_its_standard_error(teacher):
+    net = _net(3, teacher.d, 4)
+    n, seed = 1001, 5
+    X = np.random.default_rng(seed).standard_normal((n, teacher.d))
+    r2 = (net(X) - teacher.y_tilde(X)) ** 2
+    for batch in (n, 100, 7):  # drawn in batches from one generator: the same sample
+        mean, se = pop.mc_loss(net, teacher, n, seed, batch=batch)
+        assert mean == pytest.approx(r2.mean(), rel=1e-12)
+        assert se == pytest.approx(r2.std() / np.sqrt(n), rel=1e-9)
+    assert pop.mc_loss(net, teacher, n, seed) == pop.mc_loss(net, teacher, n, seed)
