@@ -144,7 +144,7 @@ def pytest_collection_modifyitems(config, items):
         if not item.get_closest_marker("timeout"):
             # the first test of a group also builds the book or runs the harness (setup counts);
             # helpers.execute stops a hung cell after 300 s, the book build after 840 s
-            item.add_marker(pytest.mark.timeout(1200 if heavy else 300))
+            item.add_marker(pytest.mark.timeout(1800 if heavy else 300))
     items.sort(key=rank)  # stable: the book build first, then the cluster, then the rest
 
 
