@@ -89,3 +89,16 @@ def test_two_level_spectrum(d, aniso):
 def test_two_level_spectrum_rejects(aniso):
     with pytest.raises(ValueError, match="aniso"):
         As.two_level_spectrum(10, aniso)
+
+
+def test_log_exponent_defaults_order_and_interval():
+    rows = _rows(1.0)
+    assert As.log_exponent(rows) == As.log_exponent(rows, n_boot=200, seed=0, level=0.95)
+    shuffled = [rows[i] for i in np.random.default_rng(0).permutation(len(rows))]
+    assert As.log_exponent(shuffled, n_boot=50)[0] == pytest.approx(1.0, abs=1e-9)
+    b, (lo50, hi50) = As.log_exponent(rows, n_boot=100, level=0.5)
+    _, (lo95, hi95) = As.log_exponent(rows, n_boot=100, level=0.95)
+    assert lo95 <= lo50 < hi50 <= hi95  # resampling moves the fit; a wider level, a wider band
+    assert As.log_exponent(_rows(1.0, ns=(4, 8)), n_boot=20)[0] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="^the exponent needs at least two values of n$"):
+        As.log_exponent(_rows(1.0, ns=(8,)))

@@ -235,3 +235,24 @@ def test_mc_loss_is_the_sample_mean_and_its_standard_error(teacher):
         assert mean == pytest.approx(r2.mean(), rel=1e-12)
         assert se == pytest.approx(r2.std() / np.sqrt(n), rel=1e-9)
     assert pop.mc_loss(net, teacher, n, seed) == pop.mc_loss(net, teacher, n, seed)
+
+
+def test_mc_standard_error_of_a_small_residual(teacher):
+    """Near the teacher the residual's variance is far below 1: the standard error follows."""
+    net = pop.Net(teacher.a.copy(), teacher.W * 1.01)
+    net.alpha, net.beta = pop.alpha_hat(net), pop.beta_hat(net)
+    n = 2000
+    X = np.random.default_rng(3).standard_normal((n, teacher.d))
+    r2 = (net(X) - teacher.y_tilde(X)) ** 2
+    mean, se = pop.mc_loss(net, teacher, n, 3)
+    assert r2.var() < 1e-3 and se == pytest.approx(r2.std() / np.sqrt(n), rel=1e-9)
+
+
+def test_net_copy_is_deep_and_complete():
+    net = _net(3, 4, 0)
+    c = net.copy()
+    assert np.array_equal(c.flat(), net.flat()) and np.any(c.beta != 0)
+    c.a[0] += 1
+    c.W[0, 0] += 1
+    c.beta[0] += 1
+    assert not np.array_equal(c.a, net.a) and not np.array_equal(c.beta, net.beta)
