@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test sync bench robustness clean
+.PHONY: book test unit test-full lint mutate chromium sync bench robustness clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,15 +19,43 @@ book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --keep-going
 	@echo "Open _build/html/index.html in a browser."
 
-# Unit tests, notebook tests (nbval, smoke profile), papermill contract tests, and a strict
-# build of the whole book with a check of its HTML. On CI (CI=true) Debian's chromium is
-# installed when missing, so the rendered pages are also screenshotted.
-test: $(STAMP)
+# Every test (see tests/conftest.py): ruff (lint and format check), the unit tests, every
+# chapter once in a strict smoke build of the whole book (its HTML and each chapter's results
+# are checked), the light robustness harness (5 unused seeds and 2 random parameter sets per
+# chapter, on one local Dask cluster), the sweep runner and its faults. Two xdist workers:
+# the book build starts first on one, the cluster tests on the other. Both the lint and the
+# tests run; either failing fails the command. On CI (CI=true) Debian's chromium is installed
+# first when missing, for the browser test (which fails on CI when there is no browser).
+XDIST := -n 2 --dist loadgroup --no-loadscope-reorder
+test: $(STAMP) chromium
+	@rc=0; $(MAKE) --no-print-directory lint || rc=1; \
+	BOOK_PROFILE=smoke $(PY) -m pytest $(XDIST) || rc=1; \
+	exit $$rc
+
+# The library's unit tests without the slow ones (seconds); `make test` runs everything.
+unit: $(STAMP)
+	$(PY) -m pytest tests/common tests/paper_a tests/paper_b tests/entry_points -m "unit and not slow" -n 2 -q
+
+# Everything, with every chapter rerun for determinism (the `full` marker).
+test-full: $(STAMP) chromium
+	BOOK_PROFILE=smoke $(PY) -m pytest $(XDIST) -m "full or not full"
+
+# ruff over the library, the tests and the notebooks (settings in pyproject.toml).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check lib tests notebooks
+	$(VENV)/bin/ruff format --check lib tests notebooks
+
+# Mutation testing of the numerical core and the sweep's resume logic (tests/mutate.py): every
+# mutant of kkt, population, trainer, metrics, assumptions and sweep.is_done/gather must make
+# a unit test fail; the survivors are listed (slow: minutes).
+mutate: $(STAMP)
+	$(PY) tests/mutate.py
+
+chromium:
 	@if [ "$${CI:-}" = "true" ] && ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \
-		echo "installing Debian's chromium for the screenshot test"; \
+		echo "installing Debian's chromium for the browser test"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
-	BOOK_PROFILE=smoke $(PY) -m pytest
 
 # Regenerate every notebooks/*/*.ipynb from its MyST .md source (and vice versa, newest wins).
 sync: $(STAMP)

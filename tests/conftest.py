@@ -1,11 +1,26 @@
-"""Shared test settings.
+"""Shared test settings, markers and fixtures (helpers: ``tests/helpers.py``).
 
-* Every notebook a test runs uses the smoke profile.
-* Every process the tests start (kernels, the book build, Dask workers) loads
-  ``tests/guards/sitecustomize.py``: a connection to any non-loopback address is refused and
-  logged, and the session fails if anything tried (the tests and the default build must make
-  no network access). The guard is also installed in the pytest process itself.
+* Every notebook a test runs uses the smoke profile; kernels, Dask workers and the book build
+  run with one BLAS/OpenMP thread (``OMP_NUM_THREADS=1``: two test workers share two cores).
+* **Network guard**: every process the tests start (xdist workers, kernels, the book build,
+  Dask workers) loads ``tests/guards/sitecustomize.py``; the pytest process installs it too.
+  A connection to a non-loopback address or a DNS lookup of a non-local name is refused and
+  logged to ``$TWOLAYER_NETWORK_DIR/<worker>.log``. A test during which its worker's log grew
+  fails (in the phase, setup, call or teardown, in which it grew); and the session fails (on
+  the xdist controller too) if any log is not empty at the end.
+* **Markers**, applied from the folder: ``unit`` (tests/common, tests/paper_a, tests/paper_b,
+  the in-process entry-point tests), ``notebook`` (tests/notebooks), ``book`` (the book build
+  and every test that reads it), ``sweep`` (tests on a Dask cluster), ``slow`` (the book, the
+  sweeps, the notebook tests that start a kernel (marked in their files) and the slow unit
+  tests listed below),
+  ``full`` (the exhaustive variants, deselected by default: ``make test-full``).
+* **xdist groups** (``--dist loadgroup``): the book build and its readers in group ``book``,
+  collected first so that one worker starts it at once; every Dask test in group ``sweep``
+  (one shared local cluster per worker, so one in the session).
 """
+
+from __future__ import annotations
+
 import os
 import runpy
 import tempfile
@@ -13,22 +28,127 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.md"))
-GUARDS = Path(__file__).resolve().parent / "guards"
+from helpers import GUARDS, ROOT, Book, book_build, write_tiny
+
+# --- environment of every process the tests start --------------------------------------------
 
 os.environ.setdefault("BOOK_PROFILE", "smoke")
-NETWORK_LOG = Path(tempfile.mkdtemp(prefix="twolayer-net-")) / "attempts.log"
-os.environ["TWOLAYER_NETWORK_LOG"] = str(NETWORK_LOG)
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ[_var] = "1"
+os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(GUARDS)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    [str(GUARDS)]
+    + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(GUARDS)]
+)
+
+# one folder of connection logs for the whole session: created by the controller (or a plain
+# run), inherited by xdist workers; each process family writes its own file
+if not os.environ.get("TWOLAYER_NETWORK_DIR"):
+    os.environ["TWOLAYER_NETWORK_DIR"] = tempfile.mkdtemp(prefix="twolayer-net-")
+NETWORK_DIR = Path(os.environ["TWOLAYER_NETWORK_DIR"])
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
+NETWORK_LOG = NETWORK_DIR / f"{WORKER}.log"
+os.environ["TWOLAYER_NETWORK_LOG"] = str(NETWORK_LOG)
 runpy.run_path(str(GUARDS / "sitecustomize.py"))
 
 
+def _attempts() -> str:
+    return "".join(p.read_text() for p in sorted(NETWORK_DIR.glob("*.log")))
+
+
+def _log_size() -> int:
+    return NETWORK_LOG.stat().st_size if NETWORK_LOG.exists() else 0
+
+
+_LOG_AT_START = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item.stash[_LOG_AT_START] = _log_size()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Fail the phase (setup, call, teardown) of a test during which this worker (or a process
+    it started: a kernel, a Dask worker, the book build) tried to reach the network."""
+    outcome = yield
+    report = outcome.get_result()
+    start = item.stash.get(_LOG_AT_START, None)
+    size = _log_size()
+    if start is not None and size > start:
+        with open(NETWORK_LOG) as fh:
+            fh.seek(start)
+            new = fh.read()
+        item.stash[_LOG_AT_START] = size
+        report.outcome = "failed"
+        report.longrepr = f"network access attempted (blocked) during {call.when}:\n{new}"
+
+
 def pytest_sessionfinish(session, exitstatus):
-    if NETWORK_LOG.exists() and NETWORK_LOG.read_text().strip():
-        print("\nnetwork access attempted during the tests (blocked):\n" + NETWORK_LOG.read_text())
-        session.exitstatus = 1
+    # runs in every worker and in the controller; the controller sees every worker's log
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    text = _attempts()
+    if text.strip():
+        print("\nnetwork access attempted during the tests (blocked):\n" + text)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# --- markers and groups -----------------------------------------------------------------------
+
+# unit tests that take several seconds each: `make unit` leaves them to `make test`
+SLOW_UNIT = {
+    "tests/paper_a/test_lowrank.py::test_gaussian_stable_rank_law_and_lower_bound",
+    "tests/paper_a/test_lowrank.py::test_trajectory_bound_holds_for_any_step",
+    "tests/paper_a/test_flow.py::test_flow_converges_to_problem3_optimum",
+    "tests/paper_b/test_population.py::test_gradient_matches_autograd_of_sampled_loss",
+    "tests/paper_a/test_activations.py::test_smoothed_value_accurate_up_to_softplus_threshold",
+    "tests/paper_a/test_images.py::test_digits_stand_in",
+}
+UNIT_DIRS = ("common", "paper_a", "paper_b", "entry_points")
+# fixtures that mean "this test runs notebooks on the shared Dask cluster"
+SWEEP_FIXTURES = {"dask_client", "tiny_notebook", "robustness_report"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups
+def pytest_collection_modifyitems(config, items):
+    def rank(item):
+        if item.get_closest_marker("book"):
+            return 0
+        if item.get_closest_marker("sweep"):
+            return 1
+        return 2
+
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else ""
+        folder = rel.split("/")[1] if rel.startswith("tests/") else ""
+        names = set(getattr(item, "fixturenames", ()))
+        base = item.nodeid.split("[")[0]
+        if folder == "book" or "book" in names:
+            item.add_marker(pytest.mark.book)
+        if SWEEP_FIXTURES & names or item.get_closest_marker("sweep"):
+            item.add_marker(pytest.mark.sweep)
+        heavy = item.get_closest_marker("book") or item.get_closest_marker("sweep")
+        if folder == "notebooks":
+            item.add_marker(pytest.mark.notebook)
+        elif folder in UNIT_DIRS and not heavy:
+            item.add_marker(pytest.mark.unit)
+        if base in SLOW_UNIT or heavy:
+            item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("book"):
+            item.add_marker(pytest.mark.xdist_group("book"))
+        elif item.get_closest_marker("sweep"):
+            item.add_marker(pytest.mark.xdist_group("sweep"))
+        if not item.get_closest_marker("timeout"):
+            # the first test of a group also builds the book or runs the harness (setup counts);
+            # helpers.execute stops a hung cell after 300 s, the book build after 840 s
+            item.add_marker(pytest.mark.timeout(1800 if heavy else 300))
+    items.sort(key=rank)  # stable: the book build first, then the cluster, then the rest
+
+
+# --- fixtures ---------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
@@ -36,59 +156,32 @@ def root() -> Path:
     return ROOT
 
 
-# A minimal notebook that follows the notebook contract, for sweep and fault tests.
-TINY = '''---
-jupytext:
-  formats: ipynb,md:myst
-kernelspec:
-  display_name: Python 3 (ipykernel)
-  language: python
-  name: python3
----
-
-```{code-cell} ipython3
-import os, signal, time
-from twolayer.common.contract import Bool, Contract, Float, Int, OptionalPath
-contract = Contract({"x": Int(0, 100), "fail": Bool(), "sleep": Float(0, 60),
-                     "kill_marker": OptionalPath()},
-                    {"smoke": {}, "book": {}, "paper": {}}, globals())
-```
-
-```{code-cell} ipython3
-:tags: [parameters]
-
-seed = 0
-profile = "smoke"
-results_path = None
-x = 1
-fail = False
-sleep = 0.0
-kill_marker = None   # a .json path: the first run to create it SIGKILLs the process running it
-```
-
-```{code-cell} ipython3
-P = contract.validate()
-time.sleep(P.sleep)
-if P.kill_marker is not None:
-    try:
-        fd = os.open(P.kill_marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        pass
-    else:
-        os.close(fd)
-        os.kill(os.getppid(), signal.SIGKILL)  # the kernel's parent: the papermill process
-        time.sleep(30)
-contract.check("not_asked_to_fail", not P.fail, f"x={P.x}")
-contract.metric("square", P.x ** 2 + P.seed)
-contract.finish()
-```
-'''
+@pytest.fixture(scope="session")
+def book(tmp_path_factory):
+    """The strict smoke build of the whole book, once per session (see helpers.book_build).
+    ``TWOLAYER_TEST_BOOK=<folder>``: reuse the build in that ``--path-output`` folder instead
+    (while working on the book tests)."""
+    reuse = os.environ.get("TWOLAYER_TEST_BOOK")
+    if reuse:
+        out = Path(reuse)
+        return Book(out, out / "_build" / "html", out / "_build" / "results", "")
+    return book_build(tmp_path_factory.mktemp("book"))
 
 
 @pytest.fixture(scope="session")
 def tiny_notebook(tmp_path_factory) -> Path:
-    import jupytext
+    return write_tiny(tmp_path_factory.mktemp("nb") / "tiny.ipynb")
 
-    path = tmp_path_factory.mktemp("nb") / "tiny.ipynb"
-    jupytext.write(jupytext.reads(TINY, fmt="md:myst"), path)
-    return path
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One local Dask cluster for the session (2 worker processes on 127.0.0.1)."""
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    )
+    client = Client(cluster)
+    yield client
+    client.close()
+    cluster.close()

@@ -9,7 +9,8 @@ The output folder holds, per run, ``runs/<run_id>/`` with the executed notebook
 (``notebook.ipynb``, kept for inspection) and the notebook's ``results.json``; and, for the
 whole sweep, ``sweep.json`` (what was asked) and the tidy table ``table.parquet`` /
 ``table.csv`` (one row per run: ``run_id``, ``status``, the parameters, the metrics flattened
-with dotted names, ``checks_passed``), which figure pages read.
+with dotted names, ``checks_passed``: no check failed, not-applicable ones included), which
+figure pages read.
 
 Guarantees:
 
@@ -186,7 +187,8 @@ def gather(out_dir: str | os.PathLike, runs: list[dict] | None = None) -> "Any":
             m: dict[str, Any] = {}
             _flatten("", res["metrics"], m)
             row.update({f"metrics.{k}": v for k, v in m.items()})
-            row["checks_passed"] = all(bool(v) for v in res["checks"].values())
+            # null = not applicable at these parameters (a theorem outside its hypotheses)
+            row["checks_passed"] = all(v is None or bool(v) for v in res["checks"].values())
         else:
             row["status"] = "failed" if (rd / ERROR).exists() else "missing"
         rows.append(row)

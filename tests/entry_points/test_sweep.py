@@ -1,4 +1,10 @@
-"""The papermill sweep runner on a local Dask cluster: grid, resumption, faults, the table."""
+"""The papermill sweep runner on the shared local Dask cluster: a grid with failing runs,
+resumption, corrupt results, and a sweep whose whole process tree is killed half-way.
+
+The tiny notebook's metric is known (``x^2 + seed``), so tables are compared with known values
+instead of a second, clean sweep. (In-process tests of the same logic: test_sweep_unit.py.)
+"""
+
 from __future__ import annotations
 
 import json
@@ -10,130 +16,134 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
+from helpers import square
 from twolayer import sweep
-from conftest import ROOT
 
 
-@pytest.fixture(scope="module")
-def tiny(tiny_notebook):
-    return tiny_notebook
-
-@pytest.fixture(scope="module")
-def client():
-    from dask.distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           host="127.0.0.1", dashboard_address=None)
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+def _known(table, xs, seed=0):
+    done = table[table.status == "done"].sort_values("x")
+    assert done["x"].tolist() == sorted(xs)
+    assert done["metrics.square"].tolist() == [square(x, seed) for x in sorted(xs)]
+    assert done.checks_passed.all()
 
 
-def test_expand_grid_and_run_id():
-    runs = sweep.expand_grid({"a": [1, 2], "b": ["u", "v"]}, {"c": 0})
-    assert runs == [{"c": 0, "a": 1, "b": "u"}, {"c": 0, "a": 1, "b": "v"},
-                    {"c": 0, "a": 2, "b": "u"}, {"c": 0, "a": 2, "b": "v"}]
-    assert sweep.run_id({"a": 1, "b": 2}) == sweep.run_id({"b": 2, "a": 1})
-    assert sweep.run_id({"a": 1}) != sweep.run_id({"a": 2})
-    for bad in ({}, {"a": 3}, {"a": []}, {"a": "xy"}):
-        with pytest.raises(sweep.SweepError):
-            sweep.expand_grid(bad)
-    with pytest.raises(sweep.SweepError, match="both swept and fixed"):
-        sweep.expand_grid({"a": [1]}, {"a": 2})
-    with pytest.raises(sweep.SweepError, match="results_path"):
-        sweep.expand_grid({"results_path": ["x.json"]})
-
-
-def test_sweep_runs_reports_failures_and_resumes(tiny, tmp_path, client):
+def test_sweep_runs_reports_failures_and_resumes(tiny_notebook, tmp_path, dask_client):
     grid = {"x": [1, 2, 3], "fail": [False, True]}
-    rep = sweep.run_sweep(tiny, {"x": [1, 2, 3]}, tmp_path / "s", fixed={"fail": False},
-                          client=client)
-    assert rep.total == 3 and len(rep.done) == 3 and not rep.failed and rep.skipped == 0
-    # a grid over two parameters with failing runs: failures are reported, the rest finishes
-    rep = sweep.run_sweep(tiny, grid, tmp_path / "t", client=client)
+    rep = sweep.run_sweep(tiny_notebook, grid, tmp_path / "t", client=dask_client)
+    assert rep.total == 6 and rep.skipped == 0
     assert len(rep.done) == 3 and len(rep.failed) == 3
     for f in rep.failed:
         assert f["params"]["fail"] is True
-        assert "CheckFailed" in f["error"] and "not_asked_to_fail" in f["error"]
+        assert f["error"] == (
+            f"CheckFailed: sanity check 'not_asked_to_fail' failed: x={f['params']['x']}"
+        ), f["error"]
         assert Path(f["notebook"]).exists(), "the failed run's notebook is kept for inspection"
     table = rep.table
-    assert len(table) == 6 and set(table.status) == {"done", "failed"}
-    done = table[table.status == "done"].sort_values("x")
-    assert done["metrics.square"].tolist() == [1, 4, 9]
+    assert len(table) == 6
+    assert (table.status == "failed").tolist() == table.fail.tolist()
+    _known(table, [1, 2, 3])
     assert (tmp_path / "t" / "table.parquet").exists() and (tmp_path / "t" / "table.csv").exists()
     # resuming skips what is done and retries only the failures
-    rep2 = sweep.run_sweep(tiny, grid, tmp_path / "t", client=client)
+    rep2 = sweep.run_sweep(tiny_notebook, grid, tmp_path / "t", client=dask_client)
     assert rep2.skipped == 3 and len(rep2.failed) == 3 and not rep2.done
+    assert {f["run_id"] for f in rep2.failed} == {f["run_id"] for f in rep.failed}
+    pd.testing.assert_frame_equal(rep2.table, table)
 
 
-def test_corrupt_or_foreign_results_are_redone(tiny, tmp_path, client):
+def test_corrupt_or_foreign_results_are_redone(tiny_notebook, tmp_path, dask_client):
     out = tmp_path / "s"
     grid = {"x": [1, 2]}
-    sweep.run_sweep(tiny, grid, out, client=client)
-    clean = sweep.read_table(out)
+    first = sweep.run_sweep(tiny_notebook, grid, out, client=dask_client).table
     r1, r2 = (out / "runs" / sweep.run_id({"x": x}) / "results.json" for x in (1, 2))
-    r1.write_text(r1.read_text()[:20])                     # truncated
+    r1.write_text(r1.read_text()[:20])  # truncated
     r2.write_text(r2.read_text().replace('"x": 2', '"x": 7'))  # another run's parameters
-    rep = sweep.run_sweep(tiny, grid, out, client=client)
+    assert sweep.gather(out).status.tolist() == ["missing", "missing"]
+    rep = sweep.run_sweep(tiny_notebook, grid, out, client=dask_client)
     assert rep.skipped == 0 and len(rep.done) == 2
-    pd.testing.assert_frame_equal(rep.table, clean)
+    _known(rep.table, [1, 2])
+    pd.testing.assert_frame_equal(rep.table, first)
 
 
-def test_second_sweep_on_same_folder_is_refused(tiny, tmp_path):
-    out = tmp_path / "s"
-    with sweep._folder_lock(out):
-        with pytest.raises(sweep.SweepError, match="another sweep is running"):
-            sweep.run_sweep(tiny, {"x": [1]}, out)
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie (dead, not yet reaped) counts as gone
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
 
 
-def _cli(args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "twolayer.sweep", *args], start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+def _kernel_pids(files) -> list[int]:
+    """The pids in the files; a file still empty (its kernel between creating and writing it)
+    is re-read for up to 10 s: a kernel that died in between has nothing to wait for."""
+    pids, files = [], list(files)
+    deadline = time.monotonic() + 10
+    while files:
+        text = files[0].read_text().strip()
+        if text or time.monotonic() > deadline:
+            pids += [int(text)] if text else []
+            files.pop(0)
+        else:
+            time.sleep(0.05)
+    return pids
 
 
-def test_killed_sweep_resumes_to_the_clean_table(tiny, tmp_path):
-    grid = json.dumps({"x": [1, 2, 3, 4, 5, 6], "sleep": [3.0]})
+def test_killed_sweep_resumes_to_the_known_table(tiny_notebook, tmp_path):
+    """The CLI's whole process group (CLI, scheduler, workers) is SIGKILLed once the first run
+    has finished. Kernels run in sessions of their own: the test waits (event-driven, by pid)
+    until every kernel has exited -- ipykernel exits when its parent dies -- and only then
+    counts the finished runs, which a resumed sweep must skip, exactly."""
     out = tmp_path / "killed"
-    proc = _cli([str(tiny), "--grid", grid, "--out", str(out), "--workers", "2", "--no-progress"])
-    # kill the whole process tree (CLI, scheduler, workers, kernels) once the first run is done
-    deadline = time.time() + 120
-    while time.time() < deadline and not list(out.glob("runs/*/results.json")):
-        time.sleep(0.2)
+    started = tmp_path / "started.json"
+    grid = json.dumps({"x": [1, 2, 3, 4, 5, 6]})
+    args = [
+        sys.executable,
+        "-m",
+        "twolayer.sweep",
+        str(tiny_notebook),
+        "--grid",
+        grid,
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+        "--no-progress",
+        "-p",
+        "sleep=1.0",
+        "-p",
+        f"started={started}",
+    ]
+    proc = subprocess.Popen(
+        args, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    deadline = time.monotonic() + 240  # a margin no loaded machine reaches: one run is seconds
+    while not list(out.glob("runs/*/results.json")):
+        assert proc.poll() is None, "the sweep ended before the kill: " + proc.stdout.read()
+        assert time.monotonic() < deadline, "no run finished in 240 s"
+        time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    # Jupyter kernels run in their own sessions: one killed mid-cell may still finish its run
-    # (a complete results.json, which rightly counts as done) before it notices its parent died.
-    time.sleep(6)
+    proc.stdout.close()
+    # every kernel that started wrote its pid; wait until each has exited
+    pids = _kernel_pids(tmp_path.glob("started.json.*"))
+    deadline = time.monotonic() + 120
+    while any(_pid_alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, "kernels outlived their killed parent by 120 s"
+        time.sleep(0.1)
     finished = {p.parent.name for p in out.glob("runs/*/results.json")}
     assert 1 <= len(finished) < 6, "the kill must land half-way through the sweep"
-    res = subprocess.run([sys.executable, "-m", "twolayer.sweep", str(tiny), "--grid", grid,
-                          "--out", str(out), "--workers", "2", "--no-progress"],
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout + res.stderr
-    skipped = int(res.stdout.split("runs, ")[1].split(" already done")[0])
-    assert skipped == len(finished), res.stdout
-    clean = tmp_path / "clean"
-    res = subprocess.run([sys.executable, "-m", "twolayer.sweep", str(tiny), "--grid", grid,
-                          "--out", str(clean), "--workers", "2", "--no-progress"],
-                         capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stdout + res.stderr
-    pd.testing.assert_frame_equal(sweep.read_table(out), sweep.read_table(clean))
-
-
-def test_cli_rejects_bad_grid(tiny, tmp_path):
-    res = subprocess.run([sys.executable, "-m", "twolayer.sweep", str(tiny), "--grid", "{not json",
-                          "--out", str(tmp_path)], capture_output=True, text=True)
-    assert res.returncode == 2 and "--grid is not valid JSON" in res.stderr
-
-
-def test_sweep_of_a_chapter_over_two_parameters(tmp_path, client):
-    nb = ROOT / "notebooks" / "paper_a" / "setting.ipynb"
-    rep = sweep.run_sweep(nb, {"seed": [0, 1], "gamma": [0.9]}, tmp_path / "s",
-                          fixed={"profile": "smoke"}, client=client)
-    assert not rep.failed and len(rep.done) == 2
-    t = rep.table
-    assert set(t.seed) == {0, 1} and (t.status == "done").all() and t.checks_passed.all()
-    assert "metrics.d50_spread" in t.columns
+    assert (
+        f"6 runs, {len(finished)} already done, {6 - len(finished)} executed now, 0 failed"
+        in res.stdout
+    ), res.stdout
+    table = sweep.read_table(out)
+    assert (table.status == "done").all()
+    _known(table, [1, 2, 3, 4, 5, 6])

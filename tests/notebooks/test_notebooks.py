@@ -1,25 +1,30 @@
-"""The notebook contract, for every chapter in notebooks/.
+"""The notebook contract of every chapter in notebooks/, checked without running a chapter
+(the runs: the book build in test_chapter_results.py, the robustness harness in
+test_robustness_light.py, chapter-specific runs in test_chapter_cases.py).
 
 * each MyST ``.md`` has a paired ``.ipynb`` with the same cells, committed without outputs;
-* each chapter is listed in ``_toc.yml`` and its Colab install cell points at the repository
-  named in ``_config.yml``;
-* a papermill run in the smoke profile with ``results_path`` writes exactly
-  ``{"params", "metrics", "checks"}`` with every check true, identically on a second run;
-* a wrong type, an out-of-range value or an unknown parameter stops the run with one message
-  naming the parameter, and writes nothing.
+* each chapter is listed in ``_toc.yml``, its Colab install cell points at the repository named
+  in ``_config.yml``, its parameters cell is annotated (papermill shows the types) and its
+  Contract is named after the chapter (the book build writes its results under that name);
+* in-process (no kernel): the defaults of every profile are valid; every parameter rejects a
+  wrong type and an out-of-range value, and an unknown name is rejected, each with one message
+  naming the parameter; the cross-parameter constraints hold; the harness can draw parameter
+  sets from every chapter; and one papermill run proves a bad parameter stops the kernel with
+  that message and writes nothing.
 """
+
 from __future__ import annotations
 
+import ast
+import functools
 import json
 import re
 
 import jupytext
 import nbformat
-import papermill as pm
 import pytest
-import yaml
 
-from conftest import NOTEBOOKS, ROOT
+from helpers import CHAPTERS, NOTEBOOKS, ROOT, book_config, chapter_name, execute, toc_files
 
 IDS = [p.stem for p in NOTEBOOKS]
 
@@ -33,17 +38,16 @@ def _cells(nb):
 
 
 def test_there_are_chapters():
-    assert NOTEBOOKS, "no notebooks/*/*.md found"
+    assert len(NOTEBOOKS) >= 14, [p.name for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
 def test_pair_in_sync(md):
     ipynb = md.with_suffix(".ipynb")
     assert ipynb.exists(), f"{ipynb.name} is missing: run `make sync`"
-    from_md = jupytext.read(md)
-    from_ipynb = jupytext.read(ipynb)
-    assert _cells(from_md) == _cells(from_ipynb), (
-        f"{md.name} and {ipynb.name} differ: run `make sync` (jupytext --sync)")
+    assert _cells(jupytext.read(md)) == _cells(jupytext.read(ipynb)), (
+        f"{md.name} and {ipynb.name} differ: run `make sync` (jupytext --sync)"
+    )
 
 
 @pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
@@ -54,130 +58,101 @@ def test_ipynb_committed_without_outputs(md):
             assert not c.outputs and c.execution_count is None, f"cell {i} has outputs"
 
 
-def _config():
-    return yaml.safe_load((ROOT / "_config.yml").read_text())
-
-
-def _toc_files():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        for ch in part.get("chapters", []):
-            files.append(ch["file"])
-            files += [s["file"] for s in ch.get("sections", [])]
-    return files
-
-
 def test_toc_entries_exist_and_cover_every_chapter():
-    files = _toc_files()
+    files = toc_files()
     for f in files:
         assert any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb")), f
     for md in NOTEBOOKS:
-        assert md.relative_to(ROOT).with_suffix("").as_posix() in files, f"{md.stem} is not in _toc.yml"
+        assert md.relative_to(ROOT).with_suffix("").as_posix() in files, (
+            f"{md.stem} is not in _toc.yml"
+        )
 
 
 def test_book_config_contract():
-    cfg = _config()
+    cfg = book_config()
     assert cfg["only_build_toc_files"] is True
     assert cfg["execute"]["execute_notebooks"] == "cache"  # see book/_ext/twolayer_book.py
-    assert cfg["execute"]["timeout"] > 0
+    assert 0 < cfg["execute"]["timeout"] <= 1800, "a hung cell must fail the build"
     assert "sphinx_proof" in cfg["sphinx"]["extra_extensions"]
     assert cfg["launch_buttons"]["colab_url"] and cfg["launch_buttons"]["binderhub_url"]
     assert all((ROOT / b).exists() for b in cfg["bibtex_bibfiles"])
 
 
-@pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
-def test_parameters_cell_and_colab_install(md):
+def _parameters_cell(md):
     nb = jupytext.read(md)
     code = [c for c in nb.cells if c.cell_type == "code"]
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1, "exactly one cell must be tagged `parameters`"
-    names = set(re.findall(r"^(\w+)\s*=", params[0].source, flags=re.M))
+    return code, params[0]
+
+
+@pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
+def test_parameters_cell_and_colab_install(md):
+    code, cell = _parameters_cell(md)
+    tree = ast.parse(cell.source)
+    plain = [ast.unparse(s).split("=")[0].strip() for s in tree.body if isinstance(s, ast.Assign)]
+    assert not plain, f"parameters without a type annotation (papermill shows types): {plain}"
+    names = {s.target.id for s in tree.body if isinstance(s, ast.AnnAssign)}
     assert {"seed", "profile", "results_path"} <= names
-    assert re.search(r"^profile\s*=\s*None\b", params[0].source, flags=re.M), \
+    assert re.search(r"^profile\s*:[^=\n]*=\s*None\b", cell.source, flags=re.M), (
         "profile must default to None (read from $BOOK_PROFILE)"
-    url = _config()["repository"]["url"]
-    assert "import twolayer" in code[0].source and f"git+{url}" in code[0].source, \
+    )
+    url = book_config()["repository"]["url"]
+    assert "twolayer" in code[0].source and f"git+{url}" in code[0].source, (
         "the first code cell must install twolayer from the repository in _config.yml"
+    )
 
 
-def _run(md, tmp_path, **params):
-    out = tmp_path / f"{md.stem}-out.ipynb"
-    return pm.execute_notebook(str(md.with_suffix(".ipynb")), str(out), parameters=params,
-                               cwd=str(md.parent), progress_bar=False, kernel_name="python3")
+# --- the contract, in-process -----------------------------------------------------------------
+
+
+@functools.cache
+def _loaded(md):
+    """The chapter's setup cells and parameters cell, executed once (no kernel)."""
+    from twolayer.common.contract import load_chapter
+
+    return load_chapter(md)
+
+
+def _validate(md, profile="smoke", **values):
+    """Reset the namespace to the parameters cell's defaults, apply ``values``, validate."""
+    ns, contract, source = _loaded(md)
+    exec(compile(source, f"{md.name}:parameters", "exec"), ns)
+    ns["profile"] = profile
+    ns.update(values)
+    try:
+        return contract.validate()
+    finally:
+        for k in values:  # an unknown name must not stay in the namespace
+            if k not in contract.spec:
+                ns.pop(k, None)
 
 
 @pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
-def test_papermill_smoke_writes_results_and_is_reproducible(md, tmp_path):
-    path, other = tmp_path / "a.json", tmp_path / "b.json"
-    _run(md, tmp_path, profile="smoke", seed=0, results_path=str(path))
-    first = path.read_bytes()
-    res = json.loads(first)
-    assert set(res) == {"params", "metrics", "checks"}
-    assert res["params"]["profile"] == "smoke" and res["params"]["seed"] == 0
-    assert res["checks"] and all(v is True for v in res["checks"].values())
-    assert res["metrics"]
-    # same parameters (results_path included) and seed: the same bytes; another seed: other numbers
-    _run(md, tmp_path, profile="smoke", seed=0, results_path=str(path))
-    assert path.read_bytes() == first
-    _run(md, tmp_path, profile="smoke", seed=1, results_path=str(other))
-    assert json.loads(other.read_text())["metrics"] != res["metrics"]
-    assert not list(tmp_path.glob(".*.tmp")), "temporary files left behind"
+def test_contract_is_named_after_the_chapter(md):
+    _, contract, _ = _loaded(md)
+    assert contract.chapter == chapter_name(md), (
+        f"Contract(chapter=...) must be {chapter_name(md)!r}: the book build writes the "
+        "results to _build/results/<chapter>.json, which the claims index reads"
+    )
 
 
+@pytest.mark.parametrize("profile", ["smoke", "book", "paper"])
 @pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
-@pytest.mark.parametrize("params, name", [
-    ({"seed": "zero"}, "seed"),                   # wrong type
-    ({"not_a_parameter": 1}, "not_a_parameter"),  # unknown name
-])
-def test_bad_parameter_stops_with_clear_message(md, tmp_path, params, name):
-    """Through papermill: the run stops with a ParameterError naming the parameter, and
-    nothing is written to results_path. (Every parameter is covered in-process below.)"""
-    path = tmp_path / "r.json"
-    with pytest.raises(pm.PapermillExecutionError) as err:
-        _run(md, tmp_path, **{"profile": "smoke", "results_path": str(path), **params})
-    assert err.value.ename == "ParameterError"
-    assert repr(name) in err.value.evalue, err.value.evalue
-    assert not path.exists()
+def test_defaults_valid_in_every_profile(md, profile):
+    P = _validate(md, profile)
+    assert P.profile == profile and P.seed == 0 and P.results_path is None
 
 
-def test_setting_rejects_out_of_range_gamma_and_list(tmp_path):
-    md = ROOT / "notebooks" / "paper_a" / "setting.md"
-    for params, name in (({"gamma": 1.5}, "gamma"), ({"gamma": "0.5"}, "gamma"),
-                         ({"ns": [8, 4]}, "ns"), ({"ratio_min": 10.0, "ratio_max": 5.0}, "ratio_max")):
-        with pytest.raises(pm.PapermillExecutionError) as err:
-            _run(md, tmp_path, profile="smoke", **params)
-        assert repr(name) in err.value.evalue, err.value.evalue
+def test_profile_from_the_environment(monkeypatch):
+    from twolayer.common.contract import ParameterError
 
-
-def test_profile_comes_from_environment(tmp_path, monkeypatch):
-    md = ROOT / "notebooks" / "paper_a" / "setting.md"
-    path = tmp_path / "r.json"
-    monkeypatch.setenv("BOOK_PROFILE", "smoke")
-    _run(md, tmp_path, results_path=str(path))
-    assert json.loads(path.read_text())["params"]["profile"] == "smoke"
+    md = NOTEBOOKS[0]
+    monkeypatch.setenv("BOOK_PROFILE", "paper")
+    assert _validate(md, None).profile == "paper"
     monkeypatch.setenv("BOOK_PROFILE", "enormous")
-    with pytest.raises(pm.PapermillExecutionError) as err:
-        _run(md, tmp_path)
-    assert "BOOK_PROFILE" in err.value.evalue
-
-
-# --- every parameter of every chapter, in-process -------------------------------------------
-
-def _chapter_contract(md):
-    """Run a chapter's setup cells and its parameters cell in a fresh namespace (no kernel):
-    return the namespace and its Contract. The Colab install cell (the first) is skipped."""
-    from twolayer.common.contract import Contract
-
-    nb = jupytext.read(md)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    i = next(k for k, c in enumerate(code) if "parameters" in c.metadata.get("tags", []))
-    ns = {"__name__": "__chapter__"}
-    for c in code[1:i]:
-        exec(compile(c.source, f"{md.name}:setup", "exec"), ns)
-    contracts = [v for v in ns.values() if isinstance(v, Contract)]
-    assert len(contracts) == 1, "the setup cells must create exactly one Contract"
-    return ns, contracts[0], code[i].source
+    with pytest.raises(ParameterError, match="BOOK_PROFILE"):
+        _validate(md, None)
 
 
 def _bad_values(spec):
@@ -187,8 +162,9 @@ def _bad_values(spec):
     if isinstance(spec, nbk.Optional):
         return _bad_values(spec.inner)
     if isinstance(spec, nbk.Int):
-        return "1", (spec.lo - 1 if spec.lo is not None else spec.hi + 1
-                     if spec.hi is not None else None)
+        return "1", (
+            spec.lo - 1 if spec.lo is not None else spec.hi + 1 if spec.hi is not None else None
+        )
     if isinstance(spec, nbk.Float):
         if spec.lo is not None:
             out = spec.lo if spec.lo_open else spec.lo - 1.0
@@ -214,7 +190,7 @@ def _bad_values(spec):
 
 def _cases():
     for md in NOTEBOOKS:
-        _, contract, _ = _chapter_contract(md)
+        _, contract, _ = _loaded(md)
         for name, spec in contract.spec.items():
             for kind, value in zip(("wrong_type", "out_of_range"), _bad_values(spec)):
                 if value is not None:
@@ -226,12 +202,69 @@ def _cases():
 def test_every_parameter_is_validated(md, name, value):
     from twolayer.common.contract import ParameterError
 
-    ns, contract, params_source = _chapter_contract(md)
-    exec(compile(params_source, f"{md.name}:parameters", "exec"), ns)
-    ns["profile"] = "smoke"
-    contract.validate()  # the defaults are valid
-    ns[name] = value
+    _validate(md)  # the defaults are valid
     with pytest.raises(ParameterError) as err:
-        contract.validate()
+        _validate(md, **{name: value})
     msg = str(err.value)
     assert repr(name) in msg and ("must be" in msg or "unknown parameter" in msg), msg
+
+
+# cross-parameter rules: Contract constraints, checked by validate() (no kernel needed)
+CONSTRAINTS = [
+    ("paper_a/setting", {"gamma": 1.5}, "gamma"),
+    ("paper_a/setting", {"ns": [8, 4]}, "ns"),
+    ("paper_a/setting", {"ratio_min": 10.0, "ratio_max": 5.0}, "ratio_max"),
+    ("paper_a/gradient_flow", {"d": 4, "n": 8}, "d"),
+    ("paper_a/gradient_flow", {"gap": 1.5}, "gap"),
+    ("paper_a/kkt_not_max_margin", {"eps_min": 0.3, "eps_max": 0.1}, "eps_max"),
+    ("paper_a/noisy_xor", {"dims": [64, 2]}, "dims"),
+    ("paper_a/real_images", {"init_scales": [0.1, 0.5]}, "init_scales"),
+    ("paper_a/real_images", {"dataset": "mnist"}, "dataset"),
+]
+
+
+@pytest.mark.parametrize(
+    "chapter, values, name", CONSTRAINTS, ids=[f"{c}-{n}" for c, _, n in CONSTRAINTS]
+)
+def test_cross_parameter_constraints(chapter, values, name):
+    from twolayer.common.contract import ParameterError
+
+    md = NOTEBOOKS[CHAPTERS.index(chapter)]
+    with pytest.raises(ParameterError) as err:
+        _validate(md, **values)
+    assert repr(name) in str(err.value), str(err.value)
+
+
+def test_real_images_default_checksum_is_the_official_one():
+    from twolayer.paper_a import images
+
+    md = NOTEBOOKS[CHAPTERS.index("paper_a/real_images")]
+    assert _validate(md).archive_md5 == images.CIFAR10_MD5
+
+
+@pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
+def test_harness_draws_valid_parameter_sets(md):
+    """What `make robustness` and the light harness run: valid sets, deterministic."""
+    from twolayer import robustness
+
+    nb = md.with_suffix(".ipynb")
+    sets = robustness.random_parameter_sets(nb, 3, "smoke", sample_seed=0)
+    assert len(sets) == 3, "no parameter of this chapter has an explore= range"
+    assert sets == robustness.random_parameter_sets(nb, 3, "smoke", sample_seed=0)
+    for params in sets:
+        drawn = {k: v for k, v in params.items() if k != "profile"}
+        _validate(md, **drawn)
+
+
+@pytest.mark.slow
+def test_bad_parameter_through_papermill_writes_nothing(tmp_path):
+    """Through a kernel: the run stops at validate() with one ParameterError naming the
+    parameter, and nothing is written to results_path."""
+    import papermill as pm
+
+    path = tmp_path / "r.json"
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        execute(NOTEBOOKS[0], tmp_path, seed="zero", results_path=str(path))
+    assert err.value.ename == "ParameterError"
+    assert "'seed'" in err.value.evalue and "must be" in err.value.evalue, err.value.evalue
+    assert not path.exists() and not list(tmp_path.glob("*.json"))

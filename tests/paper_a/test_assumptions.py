@@ -61,11 +61,20 @@ def test_as_dict():
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("d", [20, 400, 5000])
-def test_ratio_and_holds_consistent(seed, d):
+def test_ratio_and_holds_against_a_direct_computation(seed, d):
+    """Theorem 3.2's assumption computed here from its statement, pair by pair (not from the
+    library's own fields): n <= (gamma^3/3) (R_min^2/p) (R_min^2/R_max^2)."""
     X = data.nearly_orthogonal(6, d, seed).X
     r = As.near_orthogonality(X, 0.9)
-    assert r.holds == (r.ratio <= 1)
-    assert r.ratio == pytest.approx(r.n / r.n_max, rel=1e-15)
+    norms = [float(np.sqrt(x @ x)) for x in X]
+    p = max(abs(float(X[i] @ X[j])) for i in range(6) for j in range(6) if i != j)
+    n_max = 0.9 ** 3 / 3 * min(norms) ** 2 / p * min(norms) ** 2 / max(norms) ** 2
+    assert r.n_max == pytest.approx(n_max, rel=1e-12) and r.p == pytest.approx(p, rel=1e-12)
+    assert r.ratio == pytest.approx(6 / n_max, rel=1e-12)
+    assert r.holds == (6 <= n_max)
+    G = X @ X.T
+    ratio = As.assumption_ratio(np.sqrt(np.diag(G))[None], np.array([p]), 6, 0.9)
+    assert ratio[0] == pytest.approx(6 / n_max, rel=1e-12)
 
 
 @pytest.mark.parametrize("gamma", [0.0, -0.5, 1.5])

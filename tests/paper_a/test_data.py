@@ -185,8 +185,20 @@ def test_noisy_xor_labels_follow_the_rule_and_are_even():
     ds = data.noisy_xor(300, 6, 4)
     mu1, mu2 = ds.info["mu1"], ds.info["mu2"]
     assert np.array_equal(ds.y, xor_label(ds.X, mu1, mu2))
-    # y(-x) = y(x): the label depends on x only through |<mu_k, x>|
-    assert np.array_equal(xor_label(-ds.X, mu1, mu2), ds.y)
+
+def test_noisy_xor_defeats_every_linear_classifier():
+    """Paper A, Section 5: y(-x) = y(x) for the distribution, so every homogeneous linear
+    classifier has accuracy exactly 1/2: measured on a large sample, within 4.5 standard
+    errors (0.5 / sqrt(n)), for the centres' directions and random ones."""
+    n = 40_000
+    ds = data.noisy_xor(n, 6, 7)
+    mu1, mu2 = ds.info["mu1"], ds.info["mu2"]
+    rng = np.random.default_rng(0)
+    for w in [mu1, mu2, mu1 + mu2, mu1 - 0.3 * mu2, *rng.standard_normal((3, 6))]:
+        acc = np.mean(np.sign(ds.X @ w) == ds.y)
+        assert abs(acc - 0.5) < 4.5 * 0.5 / np.sqrt(n), acc
+    # while the rule itself classifies perfectly: the labels are not noise
+    assert np.mean(np.where(np.abs(ds.X @ mu1) >= np.abs(ds.X @ mu2), 1.0, -1.0) == ds.y) == 1
 
 
 def test_noisy_xor_x_is_center_plus_standard_noise():

@@ -1,0 +1,454 @@
+"""The sweep runner's resume logic and command line, in-process (no kernel, no cluster):
+``is_done`` on fabricated run folders, ``gather``'s statuses and table, ``_flatten``,
+``execute_run`` and ``run_sweep`` with papermill and the cluster replaced by fakes that write
+what a notebook writes, and ``main``'s ``--param`` parsing, errors and exit status."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from twolayer import sweep
+
+
+def _results(params, metrics=None, checks=None):
+    return {
+        "params": params,
+        "metrics": metrics if metrics is not None else {"m": 1.0},
+        "checks": checks if checks is not None else {"c": True},
+        "check_details": {},
+    }
+
+
+def _write(run_dir: Path, obj) -> Path:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    text = obj if isinstance(obj, str) else json.dumps(obj)
+    (run_dir / sweep.RESULTS).write_text(text)
+    return run_dir
+
+
+# --- is_done ----------------------------------------------------------------------------------
+
+RECORDED = {
+    "seed": 3,
+    "profile": "smoke",
+    "results_path": "/x/results.json",
+    "num_eps": 7,
+    "gammas": [0.5, 0.9],
+}
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        {"seed": 3},
+        {"seed": 3, "profile": "smoke", "gammas": [0.5, 0.9]},
+        {"seed": np.int64(3), "gammas": (0.5, 0.9)},  # NumPy and tuples as JSON sees them
+        {"seed": 3, "num_eps": None},  # None: "the profile's value"
+        {"seed": 3, "num_eps": None, "profile": None},
+    ],
+    ids=["one", "several", "numpy-tuple", "none", "two-nones"],
+)
+def test_is_done_when_the_results_record_the_asked_parameters(tmp_path, asked):
+    assert sweep.is_done(_write(tmp_path / "r", _results(RECORDED)), asked)
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        {"seed": 4},  # another value
+        {"seed": 3, "num_eps": 8},
+        {"seed": 3, "gammas": [0.9, 0.5]},
+        {"seed": 3, "width": 10},  # a parameter the run never recorded
+        {"seed": 3, "width": None},  # ... even asked as None
+        {"seed": "3"},  # a string is not the integer
+    ],
+    ids=["other-value", "other-num_eps", "list-order", "unrecorded", "unrecorded-none", "type"],
+)
+def test_is_not_done_for_other_parameters(tmp_path, asked):
+    assert not sweep.is_done(_write(tmp_path / "r", _results(RECORDED)), asked)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,  # no results.json
+        "",  # empty
+        json.dumps(_results(RECORDED))[:40],  # truncated
+        "[1, 2]",  # not an object
+        json.dumps({"params": RECORDED, "metrics": {}}),  # no checks
+        json.dumps({"metrics": {}, "checks": {}}),  # no params
+        json.dumps({"params": [3], "metrics": {}, "checks": {}}),  # params not a mapping
+    ],
+    ids=["missing", "empty", "truncated", "list", "no-checks", "no-params", "params-list"],
+)
+def test_is_not_done_for_incomplete_results(tmp_path, content):
+    rd = tmp_path / "r"
+    rd.mkdir()
+    if content is not None:
+        (rd / sweep.RESULTS).write_text(content)
+    assert not sweep.is_done(rd, {"seed": 3})
+
+
+# --- _flatten and gather ----------------------------------------------------------------------
+
+
+def test_flatten_dotted_names_and_lists_as_json():
+    out = {}
+    sweep._flatten(
+        "", {"a": 1, "b": {"c": 2.5, "d": {"e": "x"}}, "f": [1, [2, 3]], "g": None, "h": {}}, out
+    )
+    assert out == {"a": 1, "b.c": 2.5, "b.d.e": "x", "f": "[1, [2, 3]]", "g": None}
+    prefixed = {}
+    sweep._flatten("metrics", {"k": True}, prefixed)
+    assert prefixed == {"metrics.k": True}
+
+
+def test_gather_statuses_metrics_and_files(tmp_path):
+    runs = [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4, "n": None}, {"x": 5}]
+    rd = {sweep.run_id(p): tmp_path / "runs" / sweep.run_id(p) for p in runs}
+    ids = [sweep.run_id(p) for p in runs]
+    _write(
+        rd[ids[0]],
+        _results(
+            {"x": 1}, {"loss": 0.5, "nested": {"a": 2}, "curve": [1, 2]}, {"c1": True, "c2": True}
+        ),
+    )
+    (rd[ids[1]]).mkdir(parents=True)
+    (rd[ids[1]] / sweep.ERROR).write_text(json.dumps({"error": "CheckFailed"}))
+    # ids[2]: never ran -> missing
+    _write(rd[ids[3]], _results({"x": 4, "n": 9}, {"loss": 0.25}, {"c1": True, "thm": None}))
+    _write(rd[ids[4]], _results({"x": 5}, {"loss": 0.1}, {"c1": False}))  # a check failed
+    (tmp_path / "sweep.json").write_text(json.dumps({"runs": runs}))
+    table = sweep.gather(tmp_path)  # runs read from sweep.json
+    assert list(table.run_id) == sorted(ids)
+    row = table.set_index("x")
+    assert row.status.to_dict() == {1: "done", 2: "failed", 3: "missing", 4: "done", 5: "done"}
+    assert row.loc[1, "metrics.loss"] == 0.5 and row.loc[1, "metrics.nested.a"] == 2
+    assert row.loc[1, "metrics.curve"] == "[1, 2]"
+    assert pd.isna(row.loc[2, "metrics.loss"]) and pd.isna(row.loc[3, "checks_passed"])
+    # not applicable (null) is no failure; a false check is
+    assert row.loc[1, "checks_passed"] and row.loc[4, "checks_passed"]
+    assert row.loc[5, "checks_passed"] is False or not row.loc[5, "checks_passed"]
+    saved = pd.read_parquet(tmp_path / "table.parquet")
+    assert saved.run_id.tolist() == table.run_id.tolist()
+    assert saved.status.tolist() == table.status.tolist()
+    assert len(pd.read_csv(tmp_path / "table.csv")) == 5
+    assert sweep.read_table(tmp_path).run_id.tolist() == table.run_id.tolist()
+
+
+def test_read_table_without_a_sweep(tmp_path):
+    with pytest.raises(sweep.SweepError, match="no sweep table"):
+        sweep.read_table(tmp_path)
+
+
+# --- execute_run and run_sweep with fakes -----------------------------------------------------
+
+
+def _fake_notebook(recorded_extra=None, fail=None):
+    """A stand-in for papermill.execute_notebook: writes what the notebook would write, with the
+    profile's values filled in for parameters asked as None (here: 7)."""
+    calls = []
+
+    def execute_notebook(nb, out, parameters, **kw):
+        calls.append(dict(parameters))
+        Path(out).write_text("{}")
+        if fail is not None and fail(parameters):
+            import papermill as pm
+
+            raise pm.PapermillExecutionError(
+                0, 1, "contract.finish()", "CheckFailed", "sanity check 'c' failed", []
+            )
+        params = {k: (7 if v is None else v) for k, v in parameters.items()}
+        params.update(recorded_extra or {})
+        path = Path(parameters["results_path"])
+        path.write_text(json.dumps(_results(params, {"sq": params.get("x", 0) ** 2})))
+
+    return execute_notebook, calls
+
+
+def test_execute_run_with_a_none_parameter_is_done(tmp_path, monkeypatch):
+    """The bug of issue 16: `-p num_eps=null` made every run FAILED ("finished without writing
+    a valid results.json") although each wrote its results."""
+    import papermill as pm
+
+    fake, _ = _fake_notebook()
+    monkeypatch.setattr(pm, "execute_notebook", fake)
+    res = sweep.execute_run("nb.ipynb", {"x": 2, "num_eps": None}, str(tmp_path / "r"))
+    assert res["status"] == "done" and res["error"] is None, res
+    assert (tmp_path / "r" / sweep.EXECUTED).exists()
+    assert not (tmp_path / "r" / sweep.ERROR).exists()
+
+
+def test_execute_run_failure_is_recorded_and_leaves_no_results(tmp_path, monkeypatch):
+    import papermill as pm
+
+    fake, _ = _fake_notebook(fail=lambda p: True)
+    monkeypatch.setattr(pm, "execute_notebook", fake)
+    rd = tmp_path / "r"
+    _write(rd, _results({"x": 2}))  # a stale result from an earlier run
+    res = sweep.execute_run("nb.ipynb", {"x": 2}, str(rd))
+    assert res["status"] == "failed" and res["error"] == "CheckFailed: sanity check 'c' failed"
+    assert not (rd / sweep.RESULTS).exists()
+    err = json.loads((rd / sweep.ERROR).read_text())
+    assert err["params"] == {"x": 2} and err["error"] == res["error"]
+
+
+def test_execute_run_without_results_is_a_failure(tmp_path, monkeypatch):
+    import papermill as pm
+
+    monkeypatch.setattr(
+        pm, "execute_notebook", lambda nb, out, parameters, **kw: Path(out).write_text("{}")
+    )
+    res = sweep.execute_run("nb.ipynb", {"x": 2}, str(tmp_path / "r"))
+    assert res["status"] == "failed" and "without writing a valid results.json" in res["error"]
+
+
+def _inline_submit(monkeypatch):
+    """Run the jobs in this process instead of on a cluster."""
+
+    def submit_runs(client, jobs, kernel_name="python3", progress=False, desc="runs"):
+        for nb, p, rd in jobs:
+            yield (nb, p, rd), sweep.execute_run(str(nb), p, str(rd), kernel_name)
+
+    monkeypatch.setattr(sweep, "submit_runs", submit_runs)
+
+
+def test_resumed_sweep_with_a_none_parameter_redoes_nothing(tmp_path, monkeypatch):
+    import papermill as pm
+
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text("{}")
+    fake, calls = _fake_notebook()
+    monkeypatch.setattr(pm, "execute_notebook", fake)
+    _inline_submit(monkeypatch)
+    grid, fixed = {"x": [1, 2, 3]}, {"num_eps": None}
+    rep = sweep.run_sweep(nb, grid, tmp_path / "s", fixed=fixed, client=object())
+    assert (rep.total, rep.skipped, len(rep.done), rep.failed) == (3, 0, 3, [])
+    assert list(rep.table.sort_values("x")["metrics.sq"]) == [1, 4, 9]
+    assert (rep.table.status == "done").all() and rep.table.checks_passed.all()
+    rep2 = sweep.run_sweep(nb, grid, tmp_path / "s", fixed=fixed, client=object())
+    assert (rep2.skipped, rep2.done, rep2.failed) == (3, [], [])
+    assert len(calls) == 3
+    pd.testing.assert_frame_equal(rep2.table, rep.table)
+
+
+def test_resumed_sweep_retries_only_failures_and_missing(tmp_path, monkeypatch):
+    import papermill as pm
+
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text("{}")
+    fake, calls = _fake_notebook(fail=lambda p: p["x"] == 2)
+    monkeypatch.setattr(pm, "execute_notebook", fake)
+    _inline_submit(monkeypatch)
+    out = tmp_path / "s"
+    rep = sweep.run_sweep(nb, {"x": [1, 2, 3]}, out, client=object())
+    assert len(rep.done) == 2 and [f["params"] for f in rep.failed] == [{"x": 2}]
+    assert rep.failed[0]["notebook"].endswith(sweep.EXECUTED)
+    # a run whose folder was removed is missing; the next sweep does it and retries the failure
+    import shutil
+
+    shutil.rmtree(out / "runs" / sweep.run_id({"x": 3}))
+    assert sweep.gather(out).set_index("x").status.to_dict() == {
+        1: "done",
+        2: "failed",
+        3: "missing",
+    }
+    calls.clear()
+    rep2 = sweep.run_sweep(nb, {"x": [1, 2, 3]}, out, client=object())
+    assert sorted(c["x"] for c in calls) == [2, 3] and rep2.skipped == 1
+    assert len(rep2.done) == 1 and len(rep2.failed) == 1
+    assert "FAILED" in rep2.summary() and "1 already done" in rep2.summary()
+
+
+def test_missing_notebook_is_refused(tmp_path):
+    with pytest.raises(sweep.SweepError, match="does not exist"):
+        sweep.run_sweep(tmp_path / "nope.ipynb", {"x": [1]}, tmp_path / "s")
+
+
+# --- the command line -------------------------------------------------------------------------
+
+
+class _Report:
+    def __init__(self, out, failed=()):
+        self.out_dir, self.failed = Path(out), list(failed)
+        self.table = pd.DataFrame({"x": [1]})
+
+    def summary(self):
+        return f"fake summary, {len(self.failed)} failed"
+
+
+@pytest.fixture
+def fake_run_sweep(monkeypatch):
+    seen = {}
+
+    def run_sweep(notebook, grid, out, fixed=None, scheduler=None, n_workers=None, progress=None):
+        seen.update(
+            notebook=notebook,
+            grid=grid,
+            out=out,
+            fixed=fixed,
+            scheduler=scheduler,
+            n_workers=n_workers,
+            progress=progress,
+        )
+        return _Report(out, seen.get("failures", ()))
+
+    monkeypatch.setattr(sweep, "run_sweep", run_sweep)
+    return seen
+
+
+def test_cli_param_values_are_json_else_strings(tmp_path, fake_run_sweep, capsys):
+    rc = sweep.main(
+        [
+            "nb.ipynb",
+            "--grid",
+            '{"seed": [0, 1]}',
+            "--out",
+            str(tmp_path),
+            "-p",
+            "n=3",
+            "-p",
+            "lr=0.5",
+            "-p",
+            "name=abc",
+            "-p",
+            "num_eps=null",
+            "--param",
+            "ns=[4, 8]",
+            "-p",
+            "flag=true",
+            "-p",
+            "expr=a=b",
+            "-p",
+            'quoted="7"',
+            "--workers",
+            "3",
+            "--no-progress",
+        ]
+    )
+    assert rc == 0
+    assert fake_run_sweep["fixed"] == {
+        "n": 3,
+        "lr": 0.5,
+        "name": "abc",
+        "num_eps": None,
+        "ns": [4, 8],
+        "flag": True,
+        "expr": "a=b",
+        "quoted": "7",
+    }
+    assert fake_run_sweep["grid"] == {"seed": [0, 1]} and fake_run_sweep["n_workers"] == 3
+    assert fake_run_sweep["progress"] is False and fake_run_sweep["scheduler"] is None
+    assert "fake summary, 0 failed" in capsys.readouterr().out
+
+
+def test_cli_exit_status_is_one_when_a_run_failed(tmp_path, fake_run_sweep):
+    fake_run_sweep["failures"] = [{"run_id": "r"}]
+    assert sweep.main(["nb.ipynb", "--grid", '{"x": [1]}', "--out", str(tmp_path)]) == 1
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--grid", "{not json"], "--grid is not valid JSON"),
+        (["--grid", '{"x": [1]}', "-p", "novalue"], "must look like NAME=VALUE"),
+    ],
+    ids=["grid", "param"],
+)
+def test_cli_usage_errors_exit_two(tmp_path, fake_run_sweep, capsys, args, message):
+    with pytest.raises(SystemExit) as exc:
+        sweep.main(["nb.ipynb", *args, "--out", str(tmp_path)])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+    assert "grid" not in fake_run_sweep  # nothing ran
+
+
+def test_cli_missing_notebook_exits_two(tmp_path, capsys):
+    rc = sweep.main(
+        [str(tmp_path / "nope.ipynb"), "--grid", '{"x": [1]}', "--out", str(tmp_path / "s")]
+    )
+    assert rc == 2 and "does not exist" in capsys.readouterr().err
+
+
+def test_cli_bad_grid_exits_two(tmp_path, capsys):
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text("{}")
+    rc = sweep.main([str(nb), "--grid", '{"x": 3}', "--out", str(tmp_path / "s")])
+    assert rc == 2 and "must be a list of values" in capsys.readouterr().err
+
+
+def test_cli_unreachable_scheduler_exits_two(tmp_path, monkeypatch, capsys):
+    """A scheduler address nobody listens on (a loopback port just closed): one clear error,
+    after a connection timeout shortened from 20 s to 2 s for the test."""
+    import dask.distributed as dd
+
+    real = dd.Client
+    monkeypatch.setattr(dd, "Client", lambda address, timeout: real(address, timeout="2s"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text("{}")
+    address = f"tcp://127.0.0.1:{port}"
+    rc = sweep.main(
+        [str(nb), "--grid", '{"x": [1]}', "--out", str(tmp_path / "s"), "--scheduler", address]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2 and f"cannot reach the Dask scheduler at {address}" in err, err
+
+
+# --- the grid and the folder lock -------------------------------------------------------------
+
+
+def test_expand_grid_and_run_id():
+    runs = sweep.expand_grid({"a": [1, 2], "b": ["u", "v"]}, {"c": 0})
+    assert runs == [
+        {"c": 0, "a": 1, "b": "u"},
+        {"c": 0, "a": 1, "b": "v"},
+        {"c": 0, "a": 2, "b": "u"},
+        {"c": 0, "a": 2, "b": "v"},
+    ]
+    assert sweep.run_id({"a": 1, "b": 2}) == sweep.run_id({"b": 2, "a": 1})
+    assert sweep.run_id({"a": 1}) != sweep.run_id({"a": 2})
+    assert sweep.run_id({"a": None}) != sweep.run_id({"a": 0})
+    for bad in ({}, {"a": 3}, {"a": []}, {"a": "xy"}):
+        with pytest.raises(sweep.SweepError):
+            sweep.expand_grid(bad)
+    with pytest.raises(sweep.SweepError, match="both swept and fixed"):
+        sweep.expand_grid({"a": [1]}, {"a": 2})
+    with pytest.raises(sweep.SweepError, match="results_path"):
+        sweep.expand_grid({"results_path": ["x.json"]})
+
+
+def test_second_sweep_on_same_folder_is_refused(tmp_path):
+    nb = tmp_path / "nb.ipynb"
+    nb.write_text("{}")
+    out = tmp_path / "s"
+    with sweep._folder_lock(out):
+        with pytest.raises(sweep.SweepError, match="another sweep is running"):
+            sweep.run_sweep(nb, {"x": [1]}, out)
+    # released: the next sweep may start (here it finds nothing to do with a fake client)
+    with sweep._folder_lock(out):
+        pass
+
+
+def test_results_with_only_the_three_required_keys_are_done(tmp_path):
+    rd = _write(tmp_path / "r", {"params": {"x": 1}, "metrics": {}, "checks": {}})
+    assert sweep.is_done(rd, {"x": 1})
+
+
+def test_gather_table_columns(tmp_path):
+    runs = [{"x": 2}, {"x": 1}]
+    for p in runs:
+        _write(tmp_path / "runs" / sweep.run_id(p), _results(p, {"sq": p["x"] ** 2}))
+    table = sweep.gather(tmp_path, runs)
+    assert list(table.columns) == ["run_id", "x", "status", "metrics.sq", "checks_passed"]
+    assert list(table.index) == [0, 1]
+    import pyarrow.parquet as pq
+
+    assert pq.read_schema(tmp_path / "table.parquet").names == list(table.columns)

@@ -1,0 +1,195 @@
+"""Shared helpers of the test suite (fixtures are in ``conftest.py``).
+
+* the chapters (``NOTEBOOKS``, ``chapter_name``), ``_toc.yml`` and ``_config.yml``;
+* :func:`execute` / :func:`run_chapter`: the one papermill wrapper (smoke profile unless
+  told otherwise, the notebook's folder as working directory, a per-cell timeout so a hung
+  kernel fails the test instead of stalling the run);
+* :func:`book_build`: the strict build of the whole book, with every chapter's results JSON;
+* ``TINY``: a minimal notebook that follows the notebook contract, for the sweep tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+GUARDS = Path(__file__).resolve().parent / "guards"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.md"))
+# a hung cell fails its test after this many seconds (a smoke chapter runs in seconds)
+CELL_TIMEOUT = 300
+# the determinism rerun runs on these by default (every chapter under the `full` marker):
+# one chapter per library it exercises (torch trainer, convex solver, NumPy/SciPy).
+REPRESENTATIVE = ("paper_a/setting", "paper_a/kkt_not_max_margin", "paper_b/stage1")
+
+
+def chapter_name(path: Path) -> str:
+    """``notebooks/paper_a/setting.md`` -> ``paper_a/setting``."""
+    return f"{path.parent.name}/{path.stem}"
+
+
+CHAPTERS = [chapter_name(p) for p in NOTEBOOKS]
+
+
+def toc_files() -> list[str]:
+    """Every file of ``_toc.yml`` (without suffix), root first."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        for ch in part.get("chapters", []):
+            files.append(ch["file"])
+            files += [s["file"] for s in ch.get("sections", [])]
+    return files
+
+
+def book_config() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+# --- papermill --------------------------------------------------------------------------------
+
+
+def execute(nb: str | os.PathLike, out_dir: str | os.PathLike, name: str | None = None, **params):
+    """Execute the notebook ``nb`` (``.md`` or ``.ipynb``; its paired ``.ipynb`` runs) with
+    ``params`` into ``out_dir/<name>.ipynb``; ``profile`` defaults to ``"smoke"``. Raises
+    ``papermill.PapermillExecutionError`` when a cell raises (its ``ename``, ``evalue``)."""
+    import papermill as pm
+
+    nb = Path(nb).with_suffix(".ipynb")
+    out = Path(out_dir) / f"{name or nb.stem}-out.ipynb"
+    params = {"profile": "smoke", **params}
+    return pm.execute_notebook(
+        str(nb),
+        str(out),
+        parameters=params,
+        cwd=str(nb.parent),
+        progress_bar=False,
+        kernel_name="python3",
+        execution_timeout=CELL_TIMEOUT,
+    )
+
+
+def run_chapter(
+    nb: str | os.PathLike, out_dir: str | os.PathLike, name: str | None = None, **params
+) -> dict:
+    """:func:`execute` with ``results_path`` in ``out_dir`` (unless given); return the results."""
+    name = name or Path(nb).stem
+    params.setdefault("results_path", str(Path(out_dir) / f"{name}.json"))
+    execute(nb, out_dir, name, **params)
+    return json.loads(Path(params["results_path"]).read_text())
+
+
+# --- the book -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Book:
+    """A strict build: ``html`` (the site), ``results`` (``<paper>/<name>.json`` per chapter,
+    written by every chapter's ``contract.finish()``), ``log`` (Sphinx's output)."""
+
+    root: Path
+    html: Path
+    results: Path
+    log: str
+
+    def chapter_results(self, chapter: str) -> dict:
+        path = self.results / f"{chapter}.json"
+        assert path.exists(), f"the book build wrote no results for {chapter} ({path})"
+        return json.loads(path.read_text())
+
+
+BUILD_TIMEOUT = 840  # seconds; pytest-timeout (900 s) is the backstop
+
+
+def book_build(out: Path) -> Book:
+    """``jupyter-book build . -W -n --keep-going`` into ``out`` with ``BOOK_PROFILE=smoke``:
+    every Sphinx warning (a broken reference, a missing citation, a failed cell) fails."""
+    env = {**os.environ, "BOOK_PROFILE": "smoke"}
+    jb = Path(sys.executable).with_name("jupyter-book")
+    proc = subprocess.run(
+        [str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=BUILD_TIMEOUT,
+    )
+    log = proc.stdout + proc.stderr
+    (out / "build.log").write_text(log)
+    assert proc.returncode == 0, "strict book build failed:\n" + log[-6000:]
+    html = out / "_build" / "html"
+    assert (html / "index.html").exists()
+    return Book(out, html, out / "_build" / "results", log)
+
+
+# --- a tiny notebook for the sweep tests ----------------------------------------------------------
+
+# Follows the notebook contract; its metric is known (x^2 + seed), so a sweep's table can be
+# compared with known values instead of a second, clean sweep.
+TINY = """---
+jupytext:
+  formats: ipynb,md:myst
+kernelspec:
+  display_name: Python 3 (ipykernel)
+  language: python
+  name: python3
+---
+
+```{code-cell} ipython3
+import os, signal, time
+from twolayer.common.contract import Bool, Contract, Float, Int, OptionalPath
+contract = Contract({"x": Int(0, 100), "fail": Bool(), "sleep": Float(0, 60),
+                     "kill_marker": OptionalPath(), "started": OptionalPath()},
+                    {"smoke": {}, "book": {}, "paper": {}}, globals())
+```
+
+```{code-cell} ipython3
+:tags: [parameters]
+
+seed = 0
+profile = "smoke"
+results_path = None
+x = 1
+fail = False
+sleep = 0.0
+kill_marker = None   # a .json path: the first run to create it SIGKILLs the process running it
+started = None       # a .json path: each run writes its kernel's pid to <started>.<x> first
+```
+
+```{code-cell} ipython3
+P = contract.validate()
+if P.started is not None:
+    with open(f"{P.started}.{P.x}", "w") as fh:
+        fh.write(str(os.getpid()))
+time.sleep(P.sleep)
+if P.kill_marker is not None:
+    try:
+        fd = os.open(P.kill_marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        pass
+    else:
+        os.close(fd)
+        os.kill(os.getppid(), signal.SIGKILL)  # the kernel's parent: the papermill process
+        os._exit(1)  # and this kernel: no orphan may write results after its parent died
+contract.sanity("not_asked_to_fail", not P.fail, detail=f"x={P.x}")
+contract.metric("square", P.x ** 2 + P.seed)
+contract.finish()
+```
+"""
+
+
+def square(x: int, seed: int = 0) -> int:
+    """The tiny notebook's metric."""
+    return x * x + seed
+
+
+def write_tiny(path: Path) -> Path:
+    import jupytext
+
+    jupytext.write(jupytext.reads(TINY, fmt="md:myst"), path)
+    return path

@@ -1,0 +1,123 @@
+"""twolayer.paper_a.assumptions beyond the isotropic defaults (mutation testing found these
+paths untested): the anisotropic Gaussian draws of Lemma 3.3's sweep, the explicit bounds with a
+covariance of norm sigma_max != 1, the Gram statistics of one point and of small norms, and the
+sweep's records for given dimensions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from twolayer.paper_a import assumptions as As
+
+
+def _reference_stats(n, d, seed, aniso, chunk):
+    """Norms and p drawn as the docstring says: chunk coordinates at a time from one
+    generator, scaled by the square root of the two-level spectrum."""
+    rng = np.random.default_rng(seed)
+    scale = np.sqrt(As.two_level_spectrum(d, aniso))
+    X = (
+        np.concatenate(
+            [rng.standard_normal((n, min(chunk, d - s))) for s in range(0, d, chunk)], axis=1
+        )
+        * scale
+    )
+    G = X @ X.T
+    return np.sqrt(np.diag(G)), float(np.abs(G - np.diag(np.diag(G))).max())
+
+
+@pytest.mark.parametrize("aniso", [0.0, 0.6])
+@pytest.mark.parametrize("chunk", [3, 1 << 18])
+def test_gaussian_gram_stats_against_a_direct_draw(monkeypatch, aniso, chunk):
+    monkeypatch.setattr(As, "CHUNK", chunk)
+    norms, p = As._gaussian_gram_stats(4, 10, [7, 4, 10, 0], aniso)
+    ref_norms, ref_p = _reference_stats(4, 10, [7, 4, 10, 0], aniso, chunk)
+    assert np.allclose(norms, ref_norms, rtol=1e-12) and p == pytest.approx(ref_p, rel=1e-12)
+
+
+def test_gaussian_gram_stats_default_is_isotropic_and_aniso_changes_the_draws():
+    a = As._gaussian_gram_stats(3, 50, 1)
+    b = As._gaussian_gram_stats(3, 50, 1, 0.0)
+    c = As._gaussian_gram_stats(3, 50, 1, 0.8)
+    assert np.array_equal(a[0], b[0]) and a[1] == b[1]
+    assert not np.allclose(b[0], c[0])
+
+
+def test_anisotropic_norms_concentrate_at_sqrt_d():
+    """tr Sigma = d, so E||x||^2 = d: the mean squared norm over many draws is d."""
+    norms, _ = As._gaussian_gram_stats(400, 200, 3, 0.9)
+    assert np.mean(norms**2) == pytest.approx(200, rel=0.03)
+
+
+@pytest.mark.parametrize("s", [1.0, 2.0, 0.5])
+def test_explicit_bounds_with_sigma_max(s):
+    n, d, delta = 8, 1000, 1e-3
+    assert As.norm_deviation_bound(n, d, delta, s) == pytest.approx(
+        s / math.sqrt(d) + math.sqrt(2 * s * math.log(2 * n / delta))
+    )
+    assert As.inner_product_bound(n, delta, s) == pytest.approx(
+        math.sqrt(2 * s * math.log(2 * (n * (n - 1) / 2) / delta))
+    )
+
+
+def test_gram_statistics_of_one_point_and_small_norms():
+    norms, p, G = As.gram_statistics(np.array([[0.3, 0.4]]))
+    assert norms == pytest.approx([0.5]) and p.shape == () and p == 0
+    norms, p, _ = As.gram_statistics(np.zeros((5, 1, 3)) + 0.1)  # a batch of one-point sets
+    assert p.shape == (5,) and np.all(p == 0) and np.allclose(norms, math.sqrt(0.03))
+    norms, p, _ = As.gram_statistics(np.array([[0.1, 0.0], [0.0, 0.2], [0.05, 0.05]]))
+    assert np.allclose(norms, [0.1, 0.2, math.sqrt(0.005)]) and p == pytest.approx(0.01)
+
+
+def test_near_orthogonality_records_gamma():
+    r = As.near_orthogonality(np.eye(3) + 0.01, 0.7)
+    assert r.gamma == 0.7 and r.as_dict()["gamma"] == 0.7
+
+
+def test_lemma33_sweep_records():
+    rows = As.lemma33_sweep(
+        [2, 3], None, draws=2, gamma=0.9, seed=5, dims={2: [20, 40], 3: [30]}, progress=False
+    )
+    assert [(r["n"], r["d"], r["draw"]) for r in rows] == [
+        (2, 20, 0),
+        (2, 20, 1),
+        (2, 40, 0),
+        (2, 40, 1),
+        (3, 30, 0),
+        (3, 30, 1),
+    ]
+    for r in rows:
+        norms, p = As._gaussian_gram_stats(r["n"], r["d"], [5, r["n"], r["d"], r["draw"]])
+        assert r["p"] == pytest.approx(p) and r["R_min"] == pytest.approx(norms.min())
+        q = As.assumption_ratio(norms, np.array(p), r["n"], 0.9)
+        assert r["assumption_ratio"] == pytest.approx(float(q)) and r["holds"] == (q <= 1)
+        assert r["ratio"] == pytest.approx(r["d"] / (r["n"] ** 2 * math.log(r["n"])))
+    assert any(r["holds"] for r in rows) or any(1 < r["assumption_ratio"] for r in rows)
+    # ratios: d = round(ratio n^2 log n), at least 2
+    tiny = As.lemma33_sweep([2], [1e-6, 10.0], draws=1, gamma=0.9, seed=0, progress=False)
+    assert [r["d"] for r in tiny] == [2, round(10 * 4 * math.log(2))]
+    aniso = As.lemma33_sweep(
+        [2], None, draws=1, gamma=0.9, seed=5, dims={2: [20]}, progress=False, aniso=0.5
+    )
+    assert aniso[0]["p"] != rows[0]["p"]
+    with pytest.raises(ValueError, match="every n must be at least 2"):
+        As.lemma33_sweep([1], [1.0], draws=1, gamma=0.9, seed=0, progress=False)
+
+
+def test_holds_flag_on_both_sides_of_one():
+    """Rows with an assumption ratio below and between 1 and 2 are flagged correctly."""
+    rows = As.lemma33_sweep(
+        [4], None, draws=8, gamma=0.9, seed=1, dims={4: [200, 2000]}, progress=False
+    )
+    qs = [r["assumption_ratio"] for r in rows]
+    assert any(q <= 1 for q in qs) and any(1 < q <= 2 for q in qs) and any(q > 2 for q in qs)
+    assert all(r["holds"] == (r["assumption_ratio"] <= 1) for r in rows)
+
+
+def test_error_messages():
+    with pytest.raises(ValueError, match=r"^X must be an \(n, d\) array with n >= 2$"):
+        As.data_statistics(np.ones((1, 3)), 0.5)
+    with pytest.raises(ValueError, match="^n must be at least 2$"):
+        As.sufficient_dimension(1, 0.5, 0.1)
