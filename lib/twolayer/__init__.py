@@ -13,6 +13,7 @@ Layers, imports flowing one way (down):
 
 Importing ``twolayer`` imports nothing else; subpackages load their modules on first use.
 """
+
 from .common._lazy import lazy_submodules
 
 __version__ = "0.1.0"

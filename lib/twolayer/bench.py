@@ -36,6 +36,7 @@ Timings use the median of repeats after a warm-up (the spread is reported where 
 nothing here is a test: ``tests/entry_points/test_bench.py`` runs every function at tiny sizes
 and checks only the keys and that the values are finite.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,7 +67,9 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def timings(fn: Callable[[], object], device: torch.device, repeats: int = 5, warmup: int = 1) -> list[float]:
+def timings(
+    fn: Callable[[], object], device: torch.device, repeats: int = 5, warmup: int = 1
+) -> list[float]:
     """Wall times of ``repeats`` runs of ``fn`` after ``warmup`` runs (device synchronised)."""
     device = torch.device(device)
     for _ in range(warmup):
@@ -81,13 +84,20 @@ def timings(fn: Callable[[], object], device: torch.device, repeats: int = 5, wa
     return times
 
 
-def timeit(fn: Callable[[], object], device: torch.device, repeats: int = 5, warmup: int = 1) -> float:
+def timeit(
+    fn: Callable[[], object], device: torch.device, repeats: int = 5, warmup: int = 1
+) -> float:
     """Median wall time of ``fn`` over ``repeats`` runs after ``warmup`` runs."""
     return statistics.median(timings(fn, device, repeats, warmup))
 
 
 def _spread(times: list[float]) -> dict:
-    return {"median": statistics.median(times), "min": min(times), "max": max(times), "n": len(times)}
+    return {
+        "median": statistics.median(times),
+        "min": min(times),
+        "max": max(times),
+        "n": len(times),
+    }
 
 
 def _paper_a_problem(n: int, d: int, m: int, B: int, dtype, device, seed: int = 0):
@@ -95,7 +105,9 @@ def _paper_a_problem(n: int, d: int, m: int, B: int, dtype, device, seed: int = 
     X = torch.randn(n, d, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
     y = torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0).to(dtype=dtype, device=device)
     net = LeakyNetwork(m // 2, m - m // 2, "smoothed_leaky_relu", 0.5)
-    W0 = net.init(d, torch.full((B,), 1e-3 / d ** 0.5), seed=seed, batch=B, dtype=dtype, device=device)
+    W0 = net.init(
+        d, torch.full((B,), 1e-3 / d**0.5), seed=seed, batch=B, dtype=dtype, device=device
+    )
     return net, X, y, W0
 
 
@@ -105,8 +117,9 @@ def default_peak_sizes(device) -> tuple[int, ...]:
     return (4096, 8192) if torch.device(device).type == "cuda" else (512, 1024, 2048)
 
 
-def peak_gemm(dtype_name: str = "float64", device=None, sizes: tuple[int, ...] | None = None,
-              repeats: int = 5) -> dict:
+def peak_gemm(
+    dtype_name: str = "float64", device=None, sizes: tuple[int, ...] | None = None, repeats: int = 5
+) -> dict:
     """The machine's matrix-multiplication limit in ``dtype``: the best FLOP/s over square
     GEMMs ``C = A B`` of the given sizes (``2 k^3`` FLOPs each, into a preallocated output)."""
     device = torch.device(device or default_device())
@@ -119,10 +132,14 @@ def peak_gemm(dtype_name: str = "float64", device=None, sizes: tuple[int, ...] |
         Bm = torch.randn(k, k, generator=g, dtype=torch.float64).to(dtype=dtype, device=device)
         C = torch.empty(k, k, dtype=dtype, device=device)
         t = min(timings(lambda A=A, Bm=Bm, C=C: torch.mm(A, Bm, out=C), device, repeats=repeats))
-        per_size[str(k)] = 2.0 * k ** 3 / t / 1e9
+        per_size[str(k)] = 2.0 * k**3 / t / 1e9
     best = max(per_size, key=per_size.get)
-    return {"dtype": dtype_name, "peak_gflops": per_size[best], "best_size": int(best),
-            "gflops_by_size": per_size}
+    return {
+        "dtype": dtype_name,
+        "peak_gflops": per_size[best],
+        "best_size": int(best),
+        "gflops_by_size": per_size,
+    }
 
 
 def matmul_flops(B: int, m: int, n: int, d: int, dtype, device, repeats: int = 5) -> float:
@@ -143,9 +160,15 @@ def matmul_flops(B: int, m: int, n: int, d: int, dtype, device, repeats: int = 5
     return 4.0 * B * m * n * d / timeit(both, device, repeats=repeats)
 
 
-def bench_trainer(dtype_name: str = "float64", B: int = 4, steps: int = 20, device=None,
-                  peak: dict | None = None, shape: tuple[int, int, int] = (100, 10_000, 512),
-                  repeats: int = 3) -> dict:
+def bench_trainer(
+    dtype_name: str = "float64",
+    B: int = 4,
+    steps: int = 20,
+    device=None,
+    peak: dict | None = None,
+    shape: tuple[int, int, int] = (100, 10_000, 512),
+    repeats: int = 3,
+) -> dict:
     """The trainer's FLOP/s at Paper A's shapes against the machine's peak in its dtype and
     against a GEMM of the same shapes."""
     device = torch.device(device or default_device())
@@ -156,17 +179,24 @@ def bench_trainer(dtype_name: str = "float64", B: int = 4, steps: int = 20, devi
     peak = peak or peak_gemm(dtype_name, device)
 
     def train():
-        gradient_descent(net, W0, X, y, "logistic", lr=0.01, steps=steps, record_steps=[0, steps],
-                         progress=False)
+        gradient_descent(
+            net, W0, X, y, "logistic", lr=0.01, steps=steps, record_steps=[0, steps], progress=False
+        )
 
     times = timings(train, device, repeats=repeats)
     # steps + 1 gradient evaluations (the last one records the final loss)
     achieved = 4.0 * B * m * n * d * (steps + 1) / statistics.median(times)
-    return {"shape": f"n={n} d={d} m={m} B={B}", "dtype": dtype_name, "device": str(device),
-            "peak_gflops": peak["peak_gflops"], "same_shape_gemm_gflops": same_shape / 1e9,
-            "trainer_gflops": achieved / 1e9, "seconds": _spread(times),
-            "trainer_fraction_of_matmul_peak": achieved / 1e9 / peak["peak_gflops"],
-            "trainer_fraction_of_same_shape_gemm": achieved / same_shape}
+    return {
+        "shape": f"n={n} d={d} m={m} B={B}",
+        "dtype": dtype_name,
+        "device": str(device),
+        "peak_gflops": peak["peak_gflops"],
+        "same_shape_gemm_gflops": same_shape / 1e9,
+        "trainer_gflops": achieved / 1e9,
+        "seconds": _spread(times),
+        "trainer_fraction_of_matmul_peak": achieved / 1e9 / peak["peak_gflops"],
+        "trainer_fraction_of_same_shape_gemm": achieved / same_shape,
+    }
 
 
 def _naive_run(X, y, d: int, m: int, gamma: float, scale: float, seed: int, steps: int, lr: float):
@@ -180,8 +210,8 @@ def _naive_run(X, y, d: int, m: int, gamma: float, scale: float, seed: int, step
             g = torch.Generator().manual_seed(seed)
             W = torch.randn(m, d, generator=g, dtype=torch.float64) * scale
             self.W = nn.Parameter(W.to(device=X.device))
-            a = torch.full((m,), m ** -0.5, dtype=torch.float64)
-            a[m // 2:] *= -1
+            a = torch.full((m,), m**-0.5, dtype=torch.float64)
+            a[m // 2 :] *= -1
             self.register_buffer("a", a.to(device=X.device))
 
         def forward(self, x):
@@ -198,8 +228,13 @@ def _naive_run(X, y, d: int, m: int, gamma: float, scale: float, seed: int, step
     return model.W.detach()
 
 
-def bench_batched_vs_naive(configs: int = 64, steps: int = 10_000, naive_configs: int = 4,
-                           device=None, shape: tuple[int, int, int] = (16, 1000, 16)) -> dict:
+def bench_batched_vs_naive(
+    configs: int = 64,
+    steps: int = 10_000,
+    naive_configs: int = 4,
+    device=None,
+    shape: tuple[int, int, int] = (16, 1000, 16),
+) -> dict:
     device = torch.device(device or default_device())
     n, d, m = shape
     gamma, lr = 0.5, 0.05
@@ -209,30 +244,53 @@ def bench_batched_vs_naive(configs: int = 64, steps: int = 10_000, naive_configs
     scales = torch.logspace(-4, -1, configs, dtype=torch.float64)
     net = LeakyNetwork(m // 2, m // 2, "smoothed_leaky_relu", gamma)
 
-    W0 = torch.stack([torch.randn(m, d, generator=torch.Generator().manual_seed(k), dtype=torch.float64)
-                      * scales[k] for k in range(configs)]).to(device)
+    W0 = torch.stack(
+        [
+            torch.randn(m, d, generator=torch.Generator().manual_seed(k), dtype=torch.float64)
+            * scales[k]
+            for k in range(configs)
+        ]
+    ).to(device)
 
     def batched():
-        return gradient_descent(net, W0, X, y, "logistic", lr=lr, steps=steps,
-                                record_steps=[0, steps], progress=False).W
+        return gradient_descent(
+            net, W0, X, y, "logistic", lr=lr, steps=steps, record_steps=[0, steps], progress=False
+        ).W
 
     t_lib = timeit(batched, device, repeats=1, warmup=0)
     t0 = time.perf_counter()
-    naive = [_naive_run(X, y, d, m, gamma, float(scales[k]), k, steps, lr) for k in range(naive_configs)]
+    naive = [
+        _naive_run(X, y, d, m, gamma, float(scales[k]), k, steps, lr) for k in range(naive_configs)
+    ]
     _sync(device)
     t_naive = (time.perf_counter() - t0) * configs / naive_configs
     # both compute the same trajectories (up to float64 rounding)
     W_lib = batched()[:naive_configs]
-    err = max(float((W_lib[k] - naive[k]).abs().max() / naive[k].abs().max()) for k in range(naive_configs))
-    return {"shape": f"n={n} d={d} m={m}, {configs} configs x {steps} steps", "device": str(device),
-            "naive_seconds": t_naive, "library_seconds": t_lib,
-            "naive_measured_on": naive_configs, "max_relative_difference": err,
-            "batched_speedup_vs_naive": t_naive / t_lib}
+    err = max(
+        float((W_lib[k] - naive[k]).abs().max() / naive[k].abs().max())
+        for k in range(naive_configs)
+    )
+    return {
+        "shape": f"n={n} d={d} m={m}, {configs} configs x {steps} steps",
+        "device": str(device),
+        "naive_seconds": t_naive,
+        "library_seconds": t_lib,
+        "naive_measured_on": naive_configs,
+        "max_relative_difference": err,
+        "batched_speedup_vs_naive": t_naive / t_lib,
+    }
 
 
-def bench_figure1(steps: int = 1000, device=None, dims: tuple[int, ...] = (100, 1000, 10_000),
-                  n: int = 100, m: int = 64, n_test: int = 1000, records: int = 50,
-                  peak: dict | None = None) -> dict:
+def bench_figure1(
+    steps: int = 1000,
+    device=None,
+    dims: tuple[int, ...] = (100, 1000, 10_000),
+    n: int = 100,
+    m: int = 64,
+    n_test: int = 1000,
+    records: int = 50,
+    peak: dict | None = None,
+) -> dict:
     """Figure 1's sweep at the paper's shapes (n = 100, m = 64, d in {10^2, 10^3, 10^4}, three
     initialization scales batched per d, 50 recorded stable ranks and accuracies), end to end
     on ``device`` in float64: the data, the Glorot-scaled initialization and the smoothed leaky
@@ -261,10 +319,22 @@ def bench_figure1(steps: int = 1000, device=None, dims: tuple[int, ...] = (100, 
         def accuracy(Xs, ys, net=net):
             return lambda W: (torch.sign(net.forward(W, Xs)) == ys).to(W.dtype).mean(dim=-1)
 
-        gradient_descent(net, W0, X, y, loss="logistic", lr=0.01, steps=steps,
-                         record_steps=log_spaced_steps(steps, records), progress=False,
-                         metrics={"stable_rank": stable_rank, "test_accuracy": accuracy(Xt, yt),
-                                  "train_accuracy": accuracy(X, y)})
+        gradient_descent(
+            net,
+            W0,
+            X,
+            y,
+            loss="logistic",
+            lr=0.01,
+            steps=steps,
+            record_steps=log_spaced_steps(steps, records),
+            progress=False,
+            metrics={
+                "stable_rank": stable_rank,
+                "test_accuracy": accuracy(Xt, yt),
+                "train_accuracy": accuracy(X, y),
+            },
+        )
     _sync(device)
     wall = time.perf_counter() - t
     n_rec = len(log_spaced_steps(steps, records))  # the steps at which metrics are evaluated
@@ -274,13 +344,19 @@ def bench_figure1(steps: int = 1000, device=None, dims: tuple[int, ...] = (100, 
         # at a record: margins on the train set again, stable rank (SVD), train and test accuracy
         flops += n_rec * B * (4.0 * m * m * d + 2.0 * m * d * (2 * n + n_test))
     peak = peak or peak_gemm("float64", device)
-    return {"shape": f"n={n} m={m} d={dims} x {B} scales, {steps} steps, {records} records",
-            "device": str(device), "wall_seconds": wall, "gflop": flops / 1e9,
-            "peak_gflops": peak["peak_gflops"], "figure1_sweep_efficiency": flops / 1e9 / (wall * peak["peak_gflops"])}
+    return {
+        "shape": f"n={n} m={m} d={dims} x {B} scales, {steps} steps, {records} records",
+        "device": str(device),
+        "wall_seconds": wall,
+        "gflop": flops / 1e9,
+        "peak_gflops": peak["peak_gflops"],
+        "figure1_sweep_efficiency": flops / 1e9 / (wall * peak["peak_gflops"]),
+    }
 
 
-def bench_population(target: float = 1e-3, n0: int = 200_000, repeats: int = 3, m: int = 100,
-                     d: int = 20) -> dict:
+def bench_population(
+    target: float = 1e-3, n0: int = 200_000, repeats: int = 3, m: int = 100, d: int = 20
+) -> dict:
     """Paper B's population gradient in closed form against Monte Carlo: the time Monte Carlo
     needs for ``target`` relative error (extrapolated from its measured error at ``n0`` samples
     with the ``N^{-1/2}`` law) divided by the closed form's time. Student: Algorithm 1 after
@@ -290,7 +366,9 @@ def bench_population(target: float = 1e-3, n0: int = 200_000, repeats: int = 3, 
 
     T = teachers.prototype(d=d, seed=0)
     net = algorithm1.stage1(algorithm1.symmetric_init(d, m, seed=0), T)
-    net.a = net.a + 0.01  # break the symmetric cancellation so every block of the gradient is non-zero
+    net.a = (
+        net.a + 0.01
+    )  # break the symmetric cancellation so every block of the gradient is non-zero
     g = population.grad(net, T).flat()
     t_closed = timeit(lambda: population.grad(net, T), torch.device("cpu"), repeats=20)
 
@@ -314,9 +392,14 @@ def bench_population(target: float = 1e-3, n0: int = 200_000, repeats: int = 3, 
     err = float(np.sqrt(np.mean(np.square(errs))))
     n_needed = n0 * (err / target) ** 2
     t_mc = statistics.median(times) * n_needed / n0
-    return {"closed_form_seconds": t_closed, "mc_error_at_n0": err, "n0": n0,
-            "mc_samples_for_target": n_needed, "mc_seconds_for_target": t_mc,
-            "population_grad_speedup_vs_mc": t_mc / t_closed}
+    return {
+        "closed_form_seconds": t_closed,
+        "mc_error_at_n0": err,
+        "n0": n0,
+        "mc_samples_for_target": n_needed,
+        "mc_seconds_for_target": t_mc,
+        "population_grad_speedup_vs_mc": t_mc / t_closed,
+    }
 
 
 def _paperb_grad_before(net, teacher, lam: float = 0.0):
@@ -340,16 +423,26 @@ def _paperb_grad_before(net, teacher, lam: float = 0.0):
     cross = (Pm * c[None, :]) @ U / two_pi
     own_s = (Ss @ cs - cs.sum()) / two_pi
     cross_s = (Ps * cs[None, :]) @ Us / two_pi - 0.25 * (cs @ Us)[None, :]
-    gW = (2 * a)[:, None] * (own[:, None] * U + cross + net.alpha * INV_SQRT_2PI * U) \
-        + a[:, None] * net.beta[None, :] \
-        - (2 * a)[:, None] * (own_s[:, None] * U + cross_s) + lam * net.W
+    gW = (
+        (2 * a)[:, None] * (own[:, None] * U + cross + net.alpha * INV_SQRT_2PI * U)
+        + a[:, None] * net.beta[None, :]
+        - (2 * a)[:, None] * (own_s[:, None] * U + cross_s)
+        + lam * net.W
+    )
     galpha = 2 * (net.alpha + INV_SQRT_2PI * float(a @ n))
     gbeta = 2 * net.beta + a @ net.W
     return ga, gW, galpha, gbeta
 
 
-def bench_paperb(device=None, m: int = 400, d: int = 50, B: int = 8, repeats: int = 15,
-                 stage3_steps: int = 20, paper_steps: int = 2000 * (2 ** 8 - 1)) -> dict:
+def bench_paperb(
+    device=None,
+    m: int = 400,
+    d: int = 50,
+    B: int = 8,
+    repeats: int = 15,
+    stage3_steps: int = 20,
+    paper_steps: int = 2000 * (2**8 - 1),
+) -> dict:
     """Paper B's closed-form gradient at the paper profile's shapes (Stage 3 of
     ``notebooks/paper_b/stage3.md``: m = 400, d = 50, a random teacher with r = 2, m* = 3;
     the student after Stage 1), per gradient: before issue 15 (NumPy), the array-API path on
@@ -366,7 +459,7 @@ def bench_paperb(device=None, m: int = 400, d: int = 50, B: int = 8, repeats: in
     device = torch.device(device or default_device())
     teacher = tmod.random_teacher(d, 2, 3, seed=0)
     nets = [alg.stage1(alg.symmetric_init(d, m, seed=s), teacher) for s in range(B)]
-    for k, net in enumerate(nets):   # break the symmetric cancellation (every block non-zero)
+    for k, net in enumerate(nets):  # break the symmetric cancellation (every block non-zero)
         net.a = net.a + 0.01 * (k + 1)
     net, lam = nets[0], 0.01
     like = torch.empty(0, dtype=torch.float64, device=device)
@@ -384,30 +477,48 @@ def bench_paperb(device=None, m: int = 400, d: int = 50, B: int = 8, repeats: in
     batch = pop.NetBatch.from_nets(nets, like)
     taB = pop.teacher_arrays(teacher, like=like, batch=B)
     singles = [pop.NetBatch.from_nets(nt, like) for nt in nets]
-    batched_t = timings(lambda: pop.loss_and_grad_batched(*batch.arrays(), taB, lam), device, repeats)
-    seq_t = timings(lambda: [pop.loss_and_grad_batched(*s.arrays(), ta1, lam) for s in singles],
-                    device, max(3, repeats // 3))
-    seq_np = timings(lambda: [pop.grad(nt, teacher, lam) for nt in nets], torch.device("cpu"),
-                     max(3, repeats // 3))
+    batched_t = timings(
+        lambda: pop.loss_and_grad_batched(*batch.arrays(), taB, lam), device, repeats
+    )
+    seq_t = timings(
+        lambda: [pop.loss_and_grad_batched(*s.arrays(), ta1, lam) for s in singles],
+        device,
+        max(3, repeats // 3),
+    )
+    seq_np = timings(
+        lambda: [pop.grad(nt, teacher, lam) for nt in nets],
+        torch.device("cpu"),
+        max(3, repeats // 3),
+    )
     # Stage 3 on the device, one configuration: per-step time
     t0 = time.perf_counter()
     gb.stage3_batched([net], teacher, 0.02, 1, stage3_steps, 0.1, record_every=100, like=like)
     _sync(device)
     per_step = (time.perf_counter() - t0) / stage3_steps
     med = statistics.median
-    return {"shape": f"m={m} d={d} teacher r=2 m*=3, B={B}", "device": str(device),
-            "paperb_grad_seconds": {"numpy_before": _spread(before), "numpy": _spread(numpy_t),
-                                    "torch": _spread(torch_t)},
-            "speedup_numpy_vs_before": med(before) / med(numpy_t),
-            "speedup_torch_vs_before": med(before) / med(torch_t),
-            "max_relative_difference": {"numpy": float(np.abs(new_np - ref).max() / scale),
-                                        "torch": float(np.abs(new_t - ref).max() / scale)},
-            "batched_seconds": _spread(batched_t), "sequential_seconds": _spread(seq_t),
-            "sequential_numpy_seconds": _spread(seq_np),
-            "paperb_batched_speedup": med(seq_t) / med(batched_t),
-            "paperb_batched_speedup_vs_numpy_loop": med(seq_np) / med(batched_t),
-            "stage3_seconds_per_step": per_step, "paper_steps": paper_steps,
-            "paperb_stage3_paper_seconds": per_step * paper_steps}
+    return {
+        "shape": f"m={m} d={d} teacher r=2 m*=3, B={B}",
+        "device": str(device),
+        "paperb_grad_seconds": {
+            "numpy_before": _spread(before),
+            "numpy": _spread(numpy_t),
+            "torch": _spread(torch_t),
+        },
+        "speedup_numpy_vs_before": med(before) / med(numpy_t),
+        "speedup_torch_vs_before": med(before) / med(torch_t),
+        "max_relative_difference": {
+            "numpy": float(np.abs(new_np - ref).max() / scale),
+            "torch": float(np.abs(new_t - ref).max() / scale),
+        },
+        "batched_seconds": _spread(batched_t),
+        "sequential_seconds": _spread(seq_t),
+        "sequential_numpy_seconds": _spread(seq_np),
+        "paperb_batched_speedup": med(seq_t) / med(batched_t),
+        "paperb_batched_speedup_vs_numpy_loop": med(seq_np) / med(batched_t),
+        "stage3_seconds_per_step": per_step,
+        "paper_steps": paper_steps,
+        "paperb_stage3_paper_seconds": per_step * paper_steps,
+    }
 
 
 def bench_notebooks(profile: str = "book", build: bool = True) -> dict:
@@ -416,17 +527,22 @@ def bench_notebooks(profile: str = "book", build: bool = True) -> dict:
     import subprocess
     import tempfile
 
-    code = ("import papermill as pm, resource, sys, time, json\n"
-            "t = time.perf_counter()\n"
-            "pm.execute_notebook(sys.argv[1], sys.argv[2], parameters={'profile': sys.argv[3]},"
-            " cwd=sys.argv[4], progress_bar=False, kernel_name='python3')\n"
-            "print(json.dumps({'seconds': time.perf_counter() - t,"
-            " 'rss_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))\n")
+    code = (
+        "import papermill as pm, resource, sys, time, json\n"
+        "t = time.perf_counter()\n"
+        "pm.execute_notebook(sys.argv[1], sys.argv[2], parameters={'profile': sys.argv[3]},"
+        " cwd=sys.argv[4], progress_bar=False, kernel_name='python3')\n"
+        "print(json.dumps({'seconds': time.perf_counter() - t,"
+        " 'rss_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))\n"
+    )
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         for nb in sorted((ROOT / "notebooks").glob("*/*.ipynb")):
-            res = subprocess.run([sys.executable, "-c", code, str(nb), f"{tmp}/{nb.name}", profile,
-                                  str(nb.parent)], capture_output=True, text=True)
+            res = subprocess.run(
+                [sys.executable, "-c", code, str(nb), f"{tmp}/{nb.name}", profile, str(nb.parent)],
+                capture_output=True,
+                text=True,
+            )
             if res.returncode != 0:
                 out[nb.stem] = {"error": res.stderr.strip().splitlines()[-1:]}
                 continue
@@ -435,15 +551,23 @@ def bench_notebooks(profile: str = "book", build: bool = True) -> dict:
         if build:
             t = time.perf_counter()
             jb = Path(sys.executable).with_name("jupyter-book")
-            res = subprocess.run([str(jb), "build", str(ROOT), "--path-output", tmp],
-                                 capture_output=True, text=True, env={**os.environ, "BOOK_PROFILE": profile})
+            res = subprocess.run(
+                [str(jb), "build", str(ROOT), "--path-output", tmp],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "BOOK_PROFILE": profile},
+            )
             book = time.perf_counter() - t if res.returncode == 0 else None
     ok = {k: v for k, v in out.items() if "seconds" in v}
     largest = max(ok, key=lambda k: ok[k]["rss_mb"]) if ok else None
-    return {"profile": profile, "notebook_seconds": {k: v.get("seconds") for k, v in out.items()},
-            "failed": {k: v["error"] for k, v in out.items() if "error" in v},
-            "book_seconds": book, "peak_rss_mb": ok[largest]["rss_mb"] if largest else None,
-            "peak_rss_notebook": largest}
+    return {
+        "profile": profile,
+        "notebook_seconds": {k: v.get("seconds") for k, v in out.items()},
+        "failed": {k: v["error"] for k, v in out.items() if "error" in v},
+        "book_seconds": book,
+        "peak_rss_mb": ok[largest]["rss_mb"] if largest else None,
+        "peak_rss_notebook": largest,
+    }
 
 
 def environment(device) -> dict:
@@ -451,38 +575,65 @@ def environment(device) -> dict:
 
     device = torch.device(device)
     versions = {}
-    for pkg in ("torch", "numpy", "scipy", "array-api-compat", "cvxpy", "jupyter-book", "papermill", "dask"):
+    for pkg in (
+        "torch",
+        "numpy",
+        "scipy",
+        "array-api-compat",
+        "cvxpy",
+        "jupyter-book",
+        "papermill",
+        "dask",
+    ):
         try:
             versions[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
             pass
-    return {"device": str(device), "device_name": (torch.cuda.get_device_name(device)
-                                                    if device.type == "cuda" else platform.processor() or platform.machine()),
-            "cuda": torch.version.cuda, "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-            "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-            "python": platform.python_version(), "twolayer": __version__, "versions": versions}
+    return {
+        "device": str(device),
+        "device_name": (
+            torch.cuda.get_device_name(device)
+            if device.type == "cuda"
+            else platform.processor() or platform.machine()
+        ),
+        "cuda": torch.version.cuda,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "python": platform.python_version(),
+        "twolayer": __version__,
+        "versions": versions,
+    }
 
 
-TARGETS = {"trainer_fraction_of_matmul_peak": 0.5, "batched_speedup_vs_naive": 10.0,
-           "figure1_sweep_efficiency": 0.3, "population_grad_speedup_vs_mc": 100.0,
-           "paperb_grad_speedup_vs_before": 1.0, "book_seconds": 900.0}
+TARGETS = {
+    "trainer_fraction_of_matmul_peak": 0.5,
+    "batched_speedup_vs_naive": 10.0,
+    "figure1_sweep_efficiency": 0.3,
+    "population_grad_speedup_vs_mc": 100.0,
+    "paperb_grad_speedup_vs_before": 1.0,
+    "book_seconds": 900.0,
+}
 LOWER_IS_BETTER = {"book_seconds"}
 PARTS = ("trainer", "naive", "figure1", "population", "paperb", "notebooks")
 
 
-def run(only: set[str] | None = None, naive_configs: int = 4, profile: str = "book",
-        device=None) -> dict:
+def run(
+    only: set[str] | None = None, naive_configs: int = 4, profile: str = "book", device=None
+) -> dict:
     device = torch.device(device) if device is not None else default_device()
     if device.type == "cuda":
         default_device(str(device))  # raises a clear error when CUDA is not there
-    want = (lambda k: only is None or k in only)
+    want = lambda k: only is None or k in only
     res: dict = {"environment": environment(device)}
     peaks = {}
     if want("trainer") or want("figure1"):
         peaks = {dt: peak_gemm(dt, device) for dt in ("float64", "float32")}
         res["peak"] = peaks
     if want("trainer"):
-        res["trainer"] = {dt: bench_trainer(dt, device=device, peak=peaks[dt]) for dt in ("float64", "float32")}
+        res["trainer"] = {
+            dt: bench_trainer(dt, device=device, peak=peaks[dt]) for dt in ("float64", "float32")
+        }
     if want("naive"):
         res["naive"] = bench_batched_vs_naive(naive_configs=naive_configs, device=device)
     if want("figure1"):
@@ -504,9 +655,11 @@ def summary(res: dict) -> dict:
             s[f"matmul_peak_gflops_{dt}"] = v["peak_gflops"]
     if res.get("trainer"):
         s["trainer_fraction_of_matmul_peak"] = min(
-            v["trainer_fraction_of_matmul_peak"] for v in res["trainer"].values())
+            v["trainer_fraction_of_matmul_peak"] for v in res["trainer"].values()
+        )
         s["trainer_fraction_of_same_shape_gemm"] = min(
-            v["trainer_fraction_of_same_shape_gemm"] for v in res["trainer"].values())
+            v["trainer_fraction_of_same_shape_gemm"] for v in res["trainer"].values()
+        )
     if res.get("naive"):
         s["batched_speedup_vs_naive"] = res["naive"]["batched_speedup_vs_naive"]
     if res.get("figure1"):
@@ -517,7 +670,9 @@ def summary(res: dict) -> dict:
         v = res["paperb"]
         for k, t in v["paperb_grad_seconds"].items():
             s[f"paperb_grad_seconds_{k}"] = t["median"]
-        s["paperb_grad_speedup_vs_before"] = max(v["speedup_numpy_vs_before"], v["speedup_torch_vs_before"])
+        s["paperb_grad_speedup_vs_before"] = max(
+            v["speedup_numpy_vs_before"], v["speedup_torch_vs_before"]
+        )
         s["paperb_batched_speedup"] = v["paperb_batched_speedup"]
         s["paperb_stage3_paper_seconds"] = v["paperb_stage3_paper_seconds"]
     if res.get("notebooks"):
@@ -528,15 +683,20 @@ def summary(res: dict) -> dict:
 
 def table(res: dict) -> str:
     env = res["environment"]
-    lines = [f"twolayer {env['twolayer']} on {env['device']} ({env['device_name']}, "
-             f"{env['cpu_count']} CPUs, {env['torch_threads']} torch threads), "
-             f"torch {env['versions'].get('torch')}", "",
-             f"| {'metric':40s} | {'value':>12s} | {'target':>10s} | met |",
-             f"|{'-' * 42}|{'-' * 14}|{'-' * 12}|-----|"]
+    lines = [
+        f"twolayer {env['twolayer']} on {env['device']} ({env['device_name']}, "
+        f"{env['cpu_count']} CPUs, {env['torch_threads']} torch threads), "
+        f"torch {env['versions'].get('torch')}",
+        "",
+        f"| {'metric':40s} | {'value':>12s} | {'target':>10s} | met |",
+        f"|{'-' * 42}|{'-' * 14}|{'-' * 12}|-----|",
+    ]
     for k, v in res["summary"].items():
         tgt = TARGETS.get(k)
         low = k in LOWER_IS_BETTER
-        met = "" if v is None or tgt is None else ("yes" if (v <= tgt if low else v >= tgt) else "NO")
+        met = (
+            "" if v is None or tgt is None else ("yes" if (v <= tgt if low else v >= tgt) else "NO")
+        )
         val = "n/a" if v is None else f"{v:.3g}"
         tg = "" if tgt is None else (f"<= {tgt:g}" if low else f">= {tgt:g}")
         lines.append(f"| {k:40s} | {val:>12s} | {tg:>10s} | {met:3s} |")
@@ -544,45 +704,73 @@ def table(res: dict) -> str:
         lines.append("")
         for dt, v in res["peak"].items():
             sizes = ", ".join(f"{k}: {g:.1f}" for k, g in v["gflops_by_size"].items())
-            lines.append(f"matmul peak {dt}: {v['peak_gflops']:.1f} GFLOP/s (square GEMMs, GFLOP/s by size: {sizes})")
+            lines.append(
+                f"matmul peak {dt}: {v['peak_gflops']:.1f} GFLOP/s (square GEMMs, GFLOP/s by size: {sizes})"
+            )
     if res.get("trainer"):
         for dt, v in res["trainer"].items():
-            lines.append(f"trainer {dt} ({v['shape']}): {v['trainer_gflops']:.1f} GFLOP/s = "
-                         f"{v['trainer_fraction_of_matmul_peak']:.2f} of the {dt} peak, "
-                         f"{v['trainer_fraction_of_same_shape_gemm']:.2f} of a same-shape GEMM "
-                         f"({v['same_shape_gemm_gflops']:.1f} GFLOP/s)")
+            lines.append(
+                f"trainer {dt} ({v['shape']}): {v['trainer_gflops']:.1f} GFLOP/s = "
+                f"{v['trainer_fraction_of_matmul_peak']:.2f} of the {dt} peak, "
+                f"{v['trainer_fraction_of_same_shape_gemm']:.2f} of a same-shape GEMM "
+                f"({v['same_shape_gemm_gflops']:.1f} GFLOP/s)"
+            )
     if res.get("naive"):
         v = res["naive"]
-        lines.append(f"batched vs naive ({v['shape']}): library {v['library_seconds']:.2f} s, naive "
-                     f"{v['naive_seconds']:.1f} s (measured on {v['naive_measured_on']} configs, scaled); "
-                     f"max relative difference {v['max_relative_difference']:.1e}")
+        lines.append(
+            f"batched vs naive ({v['shape']}): library {v['library_seconds']:.2f} s, naive "
+            f"{v['naive_seconds']:.1f} s (measured on {v['naive_measured_on']} configs, scaled); "
+            f"max relative difference {v['max_relative_difference']:.1e}"
+        )
     if res.get("paperb"):
         v = res["paperb"]
         g = v["paperb_grad_seconds"]
-        lines.append(f"Paper B gradient ({v['shape']}), ms per gradient, median [min, max]: " + "; ".join(
-            f"{k} {1e3 * t['median']:.2f} [{1e3 * t['min']:.2f}, {1e3 * t['max']:.2f}]" for k, t in g.items()))
-        lines.append(f"Paper B batched: {v['paperb_batched_speedup']:.2f}x over sequential calls on "
-                     f"{v['device']}, {v['paperb_batched_speedup_vs_numpy_loop']:.2f}x over a NumPy loop; "
-                     f"Stage 3 paper profile ({v['paper_steps']} steps) projected "
-                     f"{v['paperb_stage3_paper_seconds']:.0f} s")
+        lines.append(
+            f"Paper B gradient ({v['shape']}), ms per gradient, median [min, max]: "
+            + "; ".join(
+                f"{k} {1e3 * t['median']:.2f} [{1e3 * t['min']:.2f}, {1e3 * t['max']:.2f}]"
+                for k, t in g.items()
+            )
+        )
+        lines.append(
+            f"Paper B batched: {v['paperb_batched_speedup']:.2f}x over sequential calls on "
+            f"{v['device']}, {v['paperb_batched_speedup_vs_numpy_loop']:.2f}x over a NumPy loop; "
+            f"Stage 3 paper profile ({v['paper_steps']} steps) projected "
+            f"{v['paperb_stage3_paper_seconds']:.0f} s"
+        )
     if res.get("notebooks"):
         v = res["notebooks"]
         for k, t in v["notebook_seconds"].items():
-            lines.append(f"notebook {k} ({v['profile']} profile): "
-                         + ("failed" if t is None else f"{t:.1f} s"))
+            lines.append(
+                f"notebook {k} ({v['profile']} profile): "
+                + ("failed" if t is None else f"{t:.1f} s")
+            )
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m twolayer.bench", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m twolayer.bench", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--json", help="also write the results to this JSON file (atomically)")
     ap.add_argument("--only", help=f"comma-separated subset of: {','.join(PARTS)}")
-    ap.add_argument("--device", default=None,
-                    help="device for every torch measurement (cpu, cuda, cuda:1; default: CUDA when present)")
-    ap.add_argument("--naive-configs", type=int, default=4,
-                    help="configurations the naive baseline is timed on (scaled to 64)")
-    ap.add_argument("--profile", default="book", choices=["smoke", "book", "paper"],
-                    help="profile for the notebook timings")
+    ap.add_argument(
+        "--device",
+        default=None,
+        help="device for every torch measurement (cpu, cuda, cuda:1; default: CUDA when present)",
+    )
+    ap.add_argument(
+        "--naive-configs",
+        type=int,
+        default=4,
+        help="configurations the naive baseline is timed on (scaled to 64)",
+    )
+    ap.add_argument(
+        "--profile",
+        default="book",
+        choices=["smoke", "book", "paper"],
+        help="profile for the notebook timings",
+    )
     args = ap.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
     if only and not only <= set(PARTS):

@@ -18,6 +18,7 @@ The table goes to the terminal, to ``<out>/robustness.json`` and ``.csv``, and w
 ``--markdown PATH`` to a Markdown file with the date and the machine (the book's
 "Robustness" page includes it). The exit status is 1 when anything failed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,7 +43,9 @@ def chapters(root: Path = ROOT, only: list[str] | None = None) -> list[Path]:
     """The chapter notebooks ``notebooks/<paper>/<name>.ipynb`` (``only``: ``paper_a/setting``...)."""
     found = sorted((Path(root) / "notebooks").glob("*/*.ipynb"))
     if only:
-        names = {p.relative_to(Path(root) / "notebooks").with_suffix("").as_posix(): p for p in found}
+        names = {
+            p.relative_to(Path(root) / "notebooks").with_suffix("").as_posix(): p for p in found
+        }
         missing = [o for o in only if o not in names]
         if missing:
             raise SystemExit(f"unknown chapters {missing}; known: {sorted(names)}")
@@ -56,8 +59,15 @@ def chapter_name(nb: Path) -> str:
 
 # --- drawing parameter sets -----------------------------------------------------------------
 
-def random_parameter_sets(nb: Path, count: int, profile: str, sample_seed: int = 0,
-                          seed_base: int = SEED_BASE, max_tries: int = 200) -> list[dict]:
+
+def random_parameter_sets(
+    nb: Path,
+    count: int,
+    profile: str,
+    sample_seed: int = 0,
+    seed_base: int = SEED_BASE,
+    max_tries: int = 200,
+) -> list[dict]:
     """``count`` valid parameter sets for the chapter ``nb``, drawn from its contract's
     ``explore`` ranges (see the module docstring); deterministic in ``sample_seed``."""
     import numpy as np
@@ -65,16 +75,20 @@ def random_parameter_sets(nb: Path, count: int, profile: str, sample_seed: int =
     from .common.contract import ParameterError, load_chapter
 
     ns, contract, params_src = load_chapter(nb)
-    explorable = {k: s for k, s in contract.spec.items() if s.explore is not None
-                  and k not in ("seed", "profile", "results_path")}
+    explorable = {
+        k: s
+        for k, s in contract.spec.items()
+        if s.explore is not None and k not in ("seed", "profile", "results_path")
+    }
     if not explorable or count == 0:
         return []
     rng = np.random.default_rng([sample_seed, zlib.crc32(chapter_name(nb).encode())])
     out = []
     for j in range(count):
         for _ in range(max_tries):
-            names = [k for k in explorable if rng.random() < 0.5] or \
-                [list(explorable)[int(rng.integers(len(explorable)))]]
+            names = [k for k in explorable if rng.random() < 0.5] or [
+                list(explorable)[int(rng.integers(len(explorable)))]
+            ]
             drawn = {k: to_jsonable(explorable[k].sample(rng)) for k in names}
             trial = dict(ns)
             exec(compile(params_src, f"{nb.name}:parameters", "exec"), trial)
@@ -93,6 +107,7 @@ def random_parameter_sets(nb: Path, count: int, profile: str, sample_seed: int =
 
 
 # --- tallying -----------------------------------------------------------------------------------
+
 
 @dataclass
 class Tally:
@@ -126,8 +141,9 @@ def tally(chapter: str, results: list[tuple[dict, dict]]) -> tuple[dict[str, Tal
         m = FAILED_CHECK.search(res.get("error") or "")
         if m:
             kind = (res.get("error") or "").split(" check ")[0].split()[-1]
-            t = checks.setdefault(m.group(1), Tally(kind if kind in ("theorem", "observation",
-                                                                     "sanity") else ""))
+            t = checks.setdefault(
+                m.group(1), Tally(kind if kind in ("theorem", "observation", "sanity") else "")
+            )
             t.runs += 1
             t.failed += 1
             t.failing.append(params)
@@ -148,13 +164,17 @@ class Report:
         return sum(r["failed"] for r in self.rows) + len(self.errors)
 
     def text(self) -> str:
-        lines = [f"robustness: {self.runs} runs, {len(self.rows)} (chapter, check) pairs, "
-                 f"{self.failures} failures"]
+        lines = [
+            f"robustness: {self.runs} runs, {len(self.rows)} (chapter, check) pairs, "
+            f"{self.failures} failures"
+        ]
         width = max([len(r["chapter"]) + len(r["check"]) for r in self.rows] + [20]) + 3
         lines.append(f"{'chapter / check':{width}s} {'kind':12s} runs pass  n/a fail")
         for r in self.rows:
-            lines.append(f"{r['chapter'] + ' / ' + r['check']:{width}s} {r['kind']:12s} "
-                         f"{r['runs']:4d} {r['passed']:4d} {r['not_applicable']:4d} {r['failed']:4d}")
+            lines.append(
+                f"{r['chapter'] + ' / ' + r['check']:{width}s} {r['kind']:12s} "
+                f"{r['runs']:4d} {r['passed']:4d} {r['not_applicable']:4d} {r['failed']:4d}"
+            )
             for p in r["failing"]:
                 lines.append(f"{'':{width}s} FAILED at {json.dumps(p)}")
         for e in self.errors:
@@ -163,33 +183,51 @@ class Report:
 
     def markdown(self) -> str:
         m = self.meta
-        head = (f"Run on {m['date']} on {m['machine']}: profile `{m['profile']}`, "
-                f"{m['seeds']} seeds per chapter (from {m['seed_base']}) and {m['random']} "
-                f"random parameter sets per chapter (sample seed {m['sample_seed']}); "
-                f"{self.runs} runs, **{self.failures} failures**.\n\n")
+        head = (
+            f"Run on {m['date']} on {m['machine']}: profile `{m['profile']}`, "
+            f"{m['seeds']} seeds per chapter (from {m['seed_base']}) and {m['random']} "
+            f"random parameter sets per chapter (sample seed {m['sample_seed']}); "
+            f"{self.runs} runs, **{self.failures} failures**.\n\n"
+        )
         by_chapter: dict[str, list[dict]] = {}
         for r in self.rows:
             by_chapter.setdefault(r["chapter"], []).append(r)
-        out = [head, "| chapter | check | kind | runs | passed | not applicable | failed |",
-               "|---|---|---|---:|---:|---:|---:|"]
+        out = [
+            head,
+            "| chapter | check | kind | runs | passed | not applicable | failed |",
+            "|---|---|---|---:|---:|---:|---:|",
+        ]
         for ch, rows in by_chapter.items():
             for i, r in enumerate(rows):
-                out.append(f"| {ch if i == 0 else ''} | `{r['check']}` | {r['kind']} | {r['runs']} "
-                           f"| {r['passed']} | {r['not_applicable']} | {r['failed']} |")
+                out.append(
+                    f"| {ch if i == 0 else ''} | `{r['check']}` | {r['kind']} | {r['runs']} "
+                    f"| {r['passed']} | {r['not_applicable']} | {r['failed']} |"
+                )
         fails = [(r["chapter"], r["check"], p) for r in self.rows for p in r["failing"]]
         if fails or self.errors:
             out.append("\nFailing parameter sets:\n")
             out += [f"- {c} / `{k}`: `{json.dumps(p)}`" for c, k, p in fails]
-            out += [f"- {e['chapter']}: error `{e['error']}` at `{json.dumps(e['params'])}`"
-                    for e in self.errors]
+            out += [
+                f"- {e['chapter']}: error `{e['error']}` at `{json.dumps(e['params'])}`"
+                for e in self.errors
+            ]
         return "\n".join(out) + "\n"
 
 
-def run(out_dir: str | os.PathLike, profile: str = "smoke", seeds: int = 20,
-        random_sets: int = 2, seed_base: int = SEED_BASE, sample_seed: int = 0,
-        only: list[str] | None = None, root: Path = ROOT, client=None,
-        scheduler: str | None = None, n_workers: int | None = None,
-        progress: bool | None = None) -> Report:
+def run(
+    out_dir: str | os.PathLike,
+    profile: str = "smoke",
+    seeds: int = 20,
+    random_sets: int = 2,
+    seed_base: int = SEED_BASE,
+    sample_seed: int = 0,
+    only: list[str] | None = None,
+    root: Path = ROOT,
+    client=None,
+    scheduler: str | None = None,
+    n_workers: int | None = None,
+    progress: bool | None = None,
+) -> Report:
     """Run the harness (see the module docstring); finished runs in ``out_dir`` are reused."""
     from .sweep import RESULTS, client_for, is_done, run_id, submit_runs
 
@@ -230,23 +268,41 @@ def run(out_dir: str | os.PathLike, profile: str = "smoke", seeds: int = 20,
         tallies, errs = tally(ch, res)
         errors += errs
         for name, t in tallies.items():
-            rows.append({"chapter": ch, "check": name, "kind": t.kind, "runs": t.runs,
-                         "passed": t.passed, "not_applicable": t.not_applicable,
-                         "failed": t.failed, "failing": t.failing})
-    meta = {"date": _dt.date.today().isoformat(),
-            "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} "
-                       f"{platform.release()}, Python {platform.python_version()}",
-            "profile": profile, "seeds": seeds, "seed_base": seed_base, "random": random_sets,
-            "sample_seed": sample_seed}
+            rows.append(
+                {
+                    "chapter": ch,
+                    "check": name,
+                    "kind": t.kind,
+                    "runs": t.runs,
+                    "passed": t.passed,
+                    "not_applicable": t.not_applicable,
+                    "failed": t.failed,
+                    "failing": t.failing,
+                }
+            )
+    meta = {
+        "date": _dt.date.today().isoformat(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} "
+        f"{platform.release()}, Python {platform.python_version()}",
+        "profile": profile,
+        "seeds": seeds,
+        "seed_base": seed_base,
+        "random": random_sets,
+        "sample_seed": sample_seed,
+    }
     report = Report(rows, errors, len(jobs), meta)
     atomic_write_json(out / "robustness.json", {"meta": meta, "rows": rows, "errors": errors})
-    atomic_write_csv(out / "robustness.csv", [{k: (json.dumps(v) if isinstance(v, list) else v)
-                                              for k, v in r.items()} for r in rows])
+    atomic_write_csv(
+        out / "robustness.csv",
+        [{k: (json.dumps(v) if isinstance(v, list) else v) for k, v in r.items()} for r in rows],
+    )
     return report
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m twolayer.robustness", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m twolayer.robustness", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--profile", default="smoke", choices=("smoke", "book", "paper"))
     ap.add_argument("--seeds", type=int, default=20, help="seeds per chapter (default 20)")
     ap.add_argument("--random", type=int, default=2, help="random parameter sets per chapter")
@@ -258,9 +314,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scheduler", help="address of a running Dask scheduler")
     ap.add_argument("--workers", type=int, default=None, help="local cluster size")
     args = ap.parse_args(argv)
-    report = run(args.out, args.profile, args.seeds, args.random, args.seed_base,
-                 args.sample_seed, args.chapters.split(",") if args.chapters else None,
-                 scheduler=args.scheduler, n_workers=args.workers)
+    report = run(
+        args.out,
+        args.profile,
+        args.seeds,
+        args.random,
+        args.seed_base,
+        args.sample_seed,
+        args.chapters.split(",") if args.chapters else None,
+        scheduler=args.scheduler,
+        n_workers=args.workers,
+    )
     print(report.text())
     if args.markdown:
         atomic_write_bytes(Path(args.markdown), report.markdown().encode())

@@ -25,6 +25,7 @@ Guarantees:
 * **loopback by default** -- the local cluster's scheduler, workers and dashboard listen on
   127.0.0.1 unless another address is named.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,10 +37,11 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .common.io import atomic_write_bytes, atomic_write_csv, atomic_write_json, to_jsonable
 
@@ -53,6 +55,7 @@ class SweepError(RuntimeError):
 
 
 # --- the grid -------------------------------------------------------------------------------
+
 
 def expand_grid(grid: Mapping[str, Iterable], fixed: Mapping[str, Any] | None = None) -> list[dict]:
     """Cartesian product of ``grid``'s lists (in key order), each merged over ``fixed``."""
@@ -99,13 +102,16 @@ def is_done(run_dir: Path, params: Mapping[str, Any]) -> bool:
     got = res["params"]
     want = to_jsonable(dict(params))
     return isinstance(got, dict) and all(
-        k in got and (v is None or got[k] == v) for k, v in want.items())
+        k in got and (v is None or got[k] == v) for k, v in want.items()
+    )
 
 
 # --- one run (executes on a worker) -----------------------------------------------------------
 
-def execute_run(notebook: str, params: dict, run_dir: str, kernel_name: str = "python3",
-                threads: int | None = 1) -> dict:
+
+def execute_run(
+    notebook: str, params: dict, run_dir: str, kernel_name: str = "python3", threads: int | None = 1
+) -> dict:
     """Execute ``notebook`` with ``params`` into ``run_dir``; never raises.
 
     Returns ``{"run_id", "status": "done" | "failed", "seconds", "error"}``. The executed
@@ -127,9 +133,15 @@ def execute_run(notebook: str, params: dict, run_dir: str, kernel_name: str = "p
             os.environ[var] = str(threads)
     status, error = "done", None
     try:
-        pm.execute_notebook(notebook, str(partial), parameters={**params, "results_path": str(rd / RESULTS)},
-                            cwd=str(Path(notebook).parent), kernel_name=kernel_name,
-                            progress_bar=False, log_output=False)
+        pm.execute_notebook(
+            notebook,
+            str(partial),
+            parameters={**params, "results_path": str(rd / RESULTS)},
+            cwd=str(Path(notebook).parent),
+            kernel_name=kernel_name,
+            progress_bar=False,
+            log_output=False,
+        )
         if not is_done(rd, params):
             status, error = "failed", "the notebook finished without writing a valid results.json"
     except pm.PapermillExecutionError as exc:
@@ -156,6 +168,7 @@ def execute_run(notebook: str, params: dict, run_dir: str, kernel_name: str = "p
 
 # --- the table ----------------------------------------------------------------------------------
 
+
 def _flatten(prefix: str, obj: Any, out: dict) -> None:
     if isinstance(obj, dict):
         for k, v in obj.items():
@@ -166,7 +179,7 @@ def _flatten(prefix: str, obj: Any, out: dict) -> None:
         out[prefix] = obj
 
 
-def gather(out_dir: str | os.PathLike, runs: list[dict] | None = None) -> "Any":
+def gather(out_dir: str | os.PathLike, runs: list[dict] | None = None) -> Any:
     """Collect every run of the sweep in ``out_dir`` into one tidy table (a pandas DataFrame),
     written atomically to ``table.parquet`` and ``table.csv``. Rows are sorted by ``run_id``
     so that a resumed sweep and a clean sweep give the same table."""
@@ -208,12 +221,15 @@ def read_table(out_dir: str | os.PathLike):
 
     path = Path(out_dir) / "table.parquet"
     if not path.exists():
-        raise SweepError(f"no sweep table at {path}: run `python -m twolayer.sweep NOTEBOOK "
-                         f"--grid ... --out {out_dir}` first")
+        raise SweepError(
+            f"no sweep table at {path}: run `python -m twolayer.sweep NOTEBOOK "
+            f"--grid ... --out {out_dir}` first"
+        )
     return pd.read_parquet(path)
 
 
 # --- the sweep ----------------------------------------------------------------------------------
+
 
 @contextmanager
 def _folder_lock(out: Path):
@@ -224,8 +240,10 @@ def _folder_lock(out: Path):
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise SweepError(f"another sweep is running on {out} (sweep.lock is held); "
-                                 "wait for it to finish or use another --out folder") from None
+                raise SweepError(
+                    f"another sweep is running on {out} (sweep.lock is held); "
+                    "wait for it to finish or use another --out folder"
+                ) from None
             raise
         yield
     finally:
@@ -242,11 +260,14 @@ class SweepReport:
     table: Any = None
 
     def summary(self) -> str:
-        lines = [f"sweep in {self.out_dir}: {self.total} runs, {self.skipped} already done, "
-                 f"{len(self.done)} executed now, {len(self.failed)} failed"]
+        lines = [
+            f"sweep in {self.out_dir}: {self.total} runs, {self.skipped} already done, "
+            f"{len(self.done)} executed now, {len(self.failed)} failed"
+        ]
         for f in self.failed:
-            lines.append(f"  FAILED {f['run_id']} {f['params']}: {f['error']} "
-                         f"(notebook: {f['notebook']})")
+            lines.append(
+                f"  FAILED {f['run_id']} {f['params']}: {f['error']} (notebook: {f['notebook']})"
+            )
         return "\n".join(lines)
 
 
@@ -254,9 +275,14 @@ def _local_client(n_workers: int | None):
     from dask.distributed import Client, LocalCluster
 
     n = n_workers or max(1, min(os.cpu_count() or 1, 4))
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                           host="127.0.0.1", dashboard_address="127.0.0.1:0",
-                           silence_logs=40)
+    cluster = LocalCluster(
+        n_workers=n,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        silence_logs=40,
+    )
     return Client(cluster), cluster
 
 
@@ -280,33 +306,51 @@ def client_for(scheduler: str | None = None, n_workers: int | None = None):
     return client, close
 
 
-def submit_runs(client, jobs: list[tuple[str, dict, Path]], kernel_name: str = "python3",
-                progress: bool = False, desc: str = "runs"):
+def submit_runs(
+    client,
+    jobs: list[tuple[str, dict, Path]],
+    kernel_name: str = "python3",
+    progress: bool = False,
+    desc: str = "runs",
+):
     """Execute ``(notebook, params, run_dir)`` jobs on ``client``; yield ``(job, result)`` as
     each finishes, ``result`` as :func:`execute_run` returns it (a worker that died gives a
     failed result, never an exception)."""
     from dask.distributed import as_completed
     from tqdm import tqdm
 
-    futures = {client.submit(execute_run, str(nb), p, str(rd), kernel_name, pure=False): (nb, p, rd)
-               for nb, p, rd in jobs}
+    futures = {
+        client.submit(execute_run, str(nb), p, str(rd), kernel_name, pure=False): (nb, p, rd)
+        for nb, p, rd in jobs
+    }
     bar = tqdm(total=len(futures), desc=desc, disable=not progress, file=sys.stderr)
     for fut in as_completed(futures):
         job = futures[fut]
         try:
             res = fut.result()
         except Exception as exc:  # the worker process died, ...
-            res = {"run_id": Path(job[2]).name, "status": "failed", "seconds": None,
-                   "error": f"{type(exc).__name__}: {exc}"}
+            res = {
+                "run_id": Path(job[2]).name,
+                "status": "failed",
+                "seconds": None,
+                "error": f"{type(exc).__name__}: {exc}",
+            }
         bar.update(1)
         yield job, res
     bar.close()
 
 
-def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable], out_dir: str | os.PathLike,
-              fixed: Mapping[str, Any] | None = None, scheduler: str | None = None,
-              client=None, n_workers: int | None = None, progress: bool | None = None,
-              kernel_name: str = "python3") -> SweepReport:
+def run_sweep(
+    notebook: str | os.PathLike,
+    grid: Mapping[str, Iterable],
+    out_dir: str | os.PathLike,
+    fixed: Mapping[str, Any] | None = None,
+    scheduler: str | None = None,
+    client=None,
+    n_workers: int | None = None,
+    progress: bool | None = None,
+    kernel_name: str = "python3",
+) -> SweepReport:
     """Run ``notebook`` over ``grid`` (see the module docstring); return a :class:`SweepReport`.
 
     ``client``: an existing ``dask.distributed.Client``; else ``scheduler`` (an address such
@@ -320,8 +364,10 @@ def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable], out_dir
     if progress is None:
         progress = sys.stderr.isatty()
     with _folder_lock(out):
-        atomic_write_json(out / "sweep.json", {"notebook": str(nb), "grid": dict(grid),
-                                               "fixed": dict(fixed or {}), "runs": runs})
+        atomic_write_json(
+            out / "sweep.json",
+            {"notebook": str(nb), "grid": dict(grid), "fixed": dict(fixed or {}), "runs": runs},
+        )
         todo = [p for p in runs if not is_done(out / "runs" / run_id(p), p)]
         report = SweepReport(out, total=len(runs), skipped=len(runs) - len(todo))
         if todo:
@@ -330,14 +376,20 @@ def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable], out_dir
                 client, close = client_for(scheduler, n_workers)
             try:
                 jobs = [(str(nb), p, out / "runs" / run_id(p)) for p in todo]
-                for (_, p, rd), res in submit_runs(client, jobs, kernel_name, progress,
-                                                   desc=f"sweep {nb.stem}"):
+                for (_, p, rd), res in submit_runs(
+                    client, jobs, kernel_name, progress, desc=f"sweep {nb.stem}"
+                ):
                     if res["status"] == "done":
                         report.done.append(res["run_id"])
                     else:
-                        report.failed.append({"run_id": res["run_id"], "params": p,
-                                              "error": res["error"],
-                                              "notebook": str(Path(rd) / EXECUTED)})
+                        report.failed.append(
+                            {
+                                "run_id": res["run_id"],
+                                "params": p,
+                                "error": res["error"],
+                                "notebook": str(Path(rd) / EXECUTED),
+                            }
+                        )
             finally:
                 if close is not None:
                     close()
@@ -348,14 +400,26 @@ def run_sweep(notebook: str | os.PathLike, grid: Mapping[str, Iterable], out_dir
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m twolayer.sweep",
-        description="Run a chapter notebook over a parameter grid with papermill on Dask.")
+        description="Run a chapter notebook over a parameter grid with papermill on Dask.",
+    )
     ap.add_argument("notebook", help="the .ipynb to execute (e.g. notebooks/paper_a/setting.ipynb)")
-    ap.add_argument("--grid", required=True,
-                    help='JSON object of parameter -> list of values, e.g. \'{"seed": [0, 1]}\'')
+    ap.add_argument(
+        "--grid",
+        required=True,
+        help="JSON object of parameter -> list of values, e.g. '{\"seed\": [0, 1]}'",
+    )
     ap.add_argument("--out", required=True, help="output folder (re-use it to resume)")
-    ap.add_argument("--param", "-p", action="append", default=[], metavar="NAME=JSON",
-                    help="a fixed parameter for every run (value parsed as JSON, else a string)")
-    ap.add_argument("--scheduler", help="address of a running Dask scheduler (default: local cluster)")
+    ap.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="a fixed parameter for every run (value parsed as JSON, else a string)",
+    )
+    ap.add_argument(
+        "--scheduler", help="address of a running Dask scheduler (default: local cluster)"
+    )
     ap.add_argument("--workers", type=int, default=None, help="local cluster size")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
@@ -373,8 +437,15 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError:
             fixed[k] = v
     try:
-        report = run_sweep(args.notebook, grid, args.out, fixed=fixed, scheduler=args.scheduler,
-                           n_workers=args.workers, progress=False if args.no_progress else None)
+        report = run_sweep(
+            args.notebook,
+            grid,
+            args.out,
+            fixed=fixed,
+            scheduler=args.scheduler,
+            n_workers=args.workers,
+            progress=False if args.no_progress else None,
+        )
     except SweepError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,5 +1,6 @@
 """The build cache's library key (book/_ext/twolayer_book.py): a chapter runs again exactly
 when a library module it imports, directly or through the library, changes."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -13,12 +14,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture()
 def ext(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("twolayer_book", ROOT / "book/_ext/twolayer_book.py")
+    spec = importlib.util.spec_from_file_location(
+        "twolayer_book", ROOT / "book/_ext/twolayer_book.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     lib = tmp_path / "lib"
-    shutil.copytree(ROOT / "lib" / "twolayer", lib / "twolayer",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "lib" / "twolayer", lib / "twolayer", ignore=shutil.ignore_patterns("__pycache__")
+    )
     monkeypatch.setattr(mod, "LIB", lib)
     monkeypatch.setenv("BOOK_PROFILE", "smoke")
     return mod, lib
@@ -30,12 +34,16 @@ def _names(mod, lib, code):
 
 def test_paper_b_chapter_depends_on_paper_b_and_common_only(ext):
     mod, lib = ext
-    names = _names(mod, lib, "from twolayer.paper_b import population as pop\n"
-                             "from twolayer.common.contract import Contract\n")
+    names = _names(
+        mod,
+        lib,
+        "from twolayer.paper_b import population as pop\n"
+        "from twolayer.common.contract import Contract\n",
+    )
     assert "twolayer/paper_b/population.py" in names
-    assert "twolayer/paper_b/teacher.py" in names      # population imports Teacher
-    assert "twolayer/paper_b/kernels.py" in names      # ... and the kernels, through teacher too
-    assert "twolayer/common/checks.py" in names        # contract imports checks
+    assert "twolayer/paper_b/teacher.py" in names  # population imports Teacher
+    assert "twolayer/paper_b/kernels.py" in names  # ... and the kernels, through teacher too
+    assert "twolayer/common/checks.py" in names  # contract imports checks
     assert not any(n.startswith("twolayer/paper_a") for n in names)
 
 
@@ -49,12 +57,13 @@ def test_key_changes_with_an_imported_module_and_not_with_another(ext, tmp_path,
     mod, lib = ext
     nb = ROOT / "notebooks" / "paper_b" / "stage1.ipynb"
     key = mod.dependency_key(nb)
-    assert mod.dependency_key(nb) == key                                # deterministic
+    assert mod.dependency_key(nb) == key  # deterministic
     (lib / "twolayer/paper_a/assumptions.py").write_text("# changed\n")
-    assert mod.dependency_key(nb) == key                                # not imported
+    assert mod.dependency_key(nb) == key  # not imported
     (lib / "twolayer/paper_b/kernels.py").write_text(
-        (lib / "twolayer/paper_b/kernels.py").read_text() + "\n# changed\n")
-    assert mod.dependency_key(nb) != key                                # imported, indirectly
+        (lib / "twolayer/paper_b/kernels.py").read_text() + "\n# changed\n"
+    )
+    assert mod.dependency_key(nb) != key  # imported, indirectly
     changed = mod.dependency_key(nb)
     monkeypatch.setenv("BOOK_PROFILE", "book")
-    assert mod.dependency_key(nb) != changed                            # the profile is in it
+    assert mod.dependency_key(nb) != changed  # the profile is in it

@@ -1,4 +1,5 @@
 """Tests of twolayer.common.contract: the notebook contract, simulated with a namespace dict."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from twolayer.common.contract import (PROFILE_ENV, Bool, CheckFailed, Choice, Contract, Float, Int, ListOf,
-                                      Optional, OptionalPath, ParameterError, Params)
+from twolayer.common.contract import (
+    PROFILE_ENV,
+    Bool,
+    CheckFailed,
+    Choice,
+    Contract,
+    Float,
+    Int,
+    ListOf,
+    Optional,
+    ParameterError,
+    Params,
+)
 
 SPEC = {
     "n": Int(1, 100),
@@ -23,8 +35,16 @@ PROFILES = {
     "book": {"seed": 1, "n": 50, "lr": 0.05, "ns": [2, 4, 8]},
     "paper": {"seed": 2, "n": 100, "lr": 0.01, "ns": [2, 4, 8, 16]},
 }
-DEFAULTS = dict(seed=None, profile="smoke", results_path=None, n=None, lr=None,
-                act="leaky_relu", normalized=False, ns=None)
+DEFAULTS = dict(
+    seed=None,
+    profile="smoke",
+    results_path=None,
+    n=None,
+    lr=None,
+    act="leaky_relu",
+    normalized=False,
+    ns=None,
+)
 
 
 def make(spec=SPEC, profiles=PROFILES, before=None, **params):
@@ -42,12 +62,21 @@ def _no_profile_env(monkeypatch):
 
 # --- profiles and defaults -------------------------------------------------------------------------------
 
+
 def test_defaults_filled_from_profile():
     c, _ = make()
     P = c.validate()
     assert isinstance(P, Params)
-    assert dict(P) == {"seed": 0, "profile": "smoke", "results_path": None, "n": 5, "lr": 0.1,
-                       "act": "leaky_relu", "normalized": False, "ns": [2, 3]}
+    assert dict(P) == {
+        "seed": 0,
+        "profile": "smoke",
+        "results_path": None,
+        "n": 5,
+        "lr": 0.1,
+        "act": "leaky_relu",
+        "normalized": False,
+        "ns": [2, 3],
+    }
     assert P.n == 5 and P.ns == [2, 3]
     with pytest.raises(AttributeError):
         P.not_a_parameter
@@ -108,6 +137,7 @@ def test_missing_value_without_profile_default_is_rejected():
 
 # --- parameter types ------------------------------------------------------------------------------------------
 
+
 def rejects(name, value, *fragments, spec=SPEC):
     c, _ = make(spec=spec, **{name: value})
     with pytest.raises(ParameterError) as info:
@@ -135,7 +165,9 @@ def test_float_lo_open_rejects(value):
     rejects("lr", value, "a finite number in (0.0, 1.0]")
 
 
-@pytest.mark.parametrize("value,expected", [(1, 1.0), (1.0, 1.0), (1e-12, 1e-12), (np.float64(0.5), 0.5)])
+@pytest.mark.parametrize(
+    "value,expected", [(1, 1.0), (1.0, 1.0), (1e-12, 1e-12), (np.float64(0.5), 0.5)]
+)
 def test_float_lo_open_accepts(value, expected):
     c, _ = make(lr=value)
     v = c.validate().lr
@@ -209,12 +241,13 @@ def test_optional_path_accepts(tmp_path):
     assert c.validate().results_path == os.fspath(tmp_path / "r.json")
 
 
-@pytest.mark.parametrize("value", [-1, 2 ** 32, 1.0, True, "0"])
+@pytest.mark.parametrize("value", [-1, 2**32, 1.0, True, "0"])
 def test_seed_rejects(value):
     rejects("seed", value, "an integer in [0, 4294967295]")
 
 
 # --- unknown and missing names ----------------------------------------------------------------------------------
+
 
 def test_unknown_name_rejected_and_named():
     c, ns = make()
@@ -272,30 +305,46 @@ def test_three_kinds_record_value_bound_and_raise():
     c.observation("trend", value=-0.4, bound=0.0, op="<")
     c.sanity("identity", np.bool_(True))
     with pytest.raises(CheckFailed) as info:
-        c.theorem("margin", value=0.3, bound=0.5, op=">=", statement="a-thm-3-2#1",
-                  detail="smallest margin")
+        c.theorem(
+            "margin",
+            value=0.3,
+            bound=0.5,
+            op=">=",
+            statement="a-thm-3-2#1",
+            detail="smallest margin",
+        )
     assert isinstance(info.value, AssertionError)
     msg = str(info.value)
     assert "'margin'" in msg and "0.3" in msg and "0.5" in msg and "smallest margin" in msg
     assert c.checks == {"kkt": True, "trend": True, "identity": True, "margin": False}
     d = c.results()["check_details"]
-    assert d["kkt"] == {"kind": "theorem", "value": 3e-9, "bound": 1e-6, "op": "<=",
-                        "applies": True, "reason": "", "statement": "a-thm-3-2#1",
-                        "hypotheses": []}
+    assert d["kkt"] == {
+        "kind": "theorem",
+        "value": 3e-9,
+        "bound": 1e-6,
+        "op": "<=",
+        "applies": True,
+        "reason": "",
+        "statement": "a-thm-3-2#1",
+        "hypotheses": [],
+    }
     assert d["trend"]["kind"] == "observation" and d["identity"]["kind"] == "sanity"
 
 
-@pytest.mark.parametrize("value, op, bound, holds, reported", [
-    (np.array([0.1, 0.4, 0.2]), "<=", 0.4, True, 0.4),     # worst element is the largest
-    (np.array([0.1, 0.41, 0.2]), "<=", 0.4, False, 0.41),
-    (np.array([0.1, 0.4]), "<", 0.4, False, 0.4),
-    ([3, 1, 2], ">=", 1, True, 1),                          # worst element is the smallest
-    ([3, 1, 2], ">", 1, False, 1),
-    (np.array([0.7, 1.3]), "in", (1.0, 1.2), False, 0.7),   # farthest outside the interval
-    (np.array([1.05, 1.1]), "in", (1.0, 1.2), True, 1.05),
-    (float("nan"), "<=", 1.0, False, None),                 # NaN never holds
-    (5, "==", 5, True, 5),
-])
+@pytest.mark.parametrize(
+    "value, op, bound, holds, reported",
+    [
+        (np.array([0.1, 0.4, 0.2]), "<=", 0.4, True, 0.4),  # worst element is the largest
+        (np.array([0.1, 0.41, 0.2]), "<=", 0.4, False, 0.41),
+        (np.array([0.1, 0.4]), "<", 0.4, False, 0.4),
+        ([3, 1, 2], ">=", 1, True, 1),  # worst element is the smallest
+        ([3, 1, 2], ">", 1, False, 1),
+        (np.array([0.7, 1.3]), "in", (1.0, 1.2), False, 0.7),  # farthest outside the interval
+        (np.array([1.05, 1.1]), "in", (1.0, 1.2), True, 1.05),
+        (float("nan"), "<=", 1.0, False, None),  # NaN never holds
+        (5, "==", 5, True, 5),
+    ],
+)
 def test_compare_reports_the_worst_element(value, op, bound, holds, reported):
     c, _ = make()
     c.validate()
@@ -312,8 +361,15 @@ def test_compare_reports_the_worst_element(value, op, bound, holds, reported):
 def test_hypothesis_makes_theorem_not_applicable_without_evaluating_it():
     c, _ = make()
     c.validate()
-    h = c.hypothesis("thm_assumption", value=2.5, bound=1.0, op="<=", title="Theorem 3.2",
-                     statement="a-thm-3-2", reason="the data are not nearly orthogonal")
+    h = c.hypothesis(
+        "thm_assumption",
+        value=2.5,
+        bound=1.0,
+        op="<=",
+        title="Theorem 3.2",
+        statement="a-thm-3-2",
+        reason="the data are not nearly orthogonal",
+    )
     assert h.holds is False
     called = []
     c.theorem("item1", lambda: called.append(1) or False, statement="a-thm-3-2#1", applies=h)
@@ -333,8 +389,9 @@ def test_hypothesis_makes_theorem_not_applicable_without_evaluating_it():
 def test_applies_tuple_and_false_theorem_inside_hypotheses_stops():
     c, _ = make()
     c.validate()
-    c.observation("late", value=1.0, bound=0.0, op="<",
-                  applies=(False, "the smoke profile is too short"))
+    c.observation(
+        "late", value=1.0, bound=0.0, op="<", applies=(False, "the smoke profile is too short")
+    )
     assert c.checks["late"] is None
     assert c.results()["check_details"]["late"]["reason"] == "the smoke profile is too short"
     h = c.hypothesis("hyp", True, title="Theorem 4.2")
@@ -365,23 +422,38 @@ def test_check_table_lists_every_kind_with_links():
     md = bundle["text/markdown"]
     assert "{prf:ref}`Paper A, Theorem 3.2 <a-thm-3-2>` (4)" in md and "not applicable" in md
     assert "| observation | `o1` | — | 0.25 | < 0.5 | pass |" in md
-    assert md.index("| hypothesis") < md.index("| theorem") < md.index("| observation") \
+    assert (
+        md.index("| hypothesis")
+        < md.index("| theorem")
+        < md.index("| observation")
         < md.index("| sanity")
+    )
     assert "1 theorem checks (1 not applicable here), 1 observations, 1 sanity" in md
     assert "<table" in bundle["text/html"] and "Paper A, Theorem 3.2 (4)" in bundle["text/html"]
 
 
 # --- derived values, constraints, exploration ------------------------------------------------------------
 
+
 def test_derive_and_constraints():
     from twolayer.common.contract import Constraint
 
     spec = {**SPEC, "lo": Optional(Float(0)), "hi": Optional(Float(0))}
     profiles = {k: {**v, "hi": 4.0} for k, v in PROFILES.items()}
-    for lo, hi, ok in ((None, None, True), (1.0, None, True), (5.0, None, False), (1.0, 0.5, False)):
+    for lo, hi, ok in (
+        (None, None, True),
+        (1.0, None, True),
+        (5.0, None, False),
+        (1.0, 0.5, False),
+    ):
         ns = {"__name__": "__main__"}
-        c = Contract(spec, profiles, ns, derive={"lo": lambda P: P.hi / 2},
-                     constraints=[Constraint("hi", lambda P: P.hi > P.lo, "must exceed lo")])
+        c = Contract(
+            spec,
+            profiles,
+            ns,
+            derive={"lo": lambda P: P.hi / 2},
+            constraints=[Constraint("hi", lambda P: P.hi > P.lo, "must exceed lo")],
+        )
         ns.update({**DEFAULTS, "lo": lo, "hi": hi})
         if ok:
             P = c.validate()
@@ -398,11 +470,16 @@ def test_profiles_may_not_name_unknown_parameters():
 
 def test_sample_draws_valid_values_inside_explore():
     rng = np.random.default_rng(0)
-    specs = {"i": Int(1, 100, explore=(2, 50)), "f": Float(0, 1, lo_open=True, explore=(0.1, 0.9)),
-             "g": Float(0, None, lo_open=True, explore=(1e-4, 1e-1)),
-             "c": Choice("a", "b", explore=True), "b": Bool(explore=True),
-             "l": ListOf(Int(1), explore=[[1, 2], [3]]), "o": Optional(Int(1), explore=(1, 9)),
-             "fixed": Float(0, 1)}
+    specs = {
+        "i": Int(1, 100, explore=(2, 50)),
+        "f": Float(0, 1, lo_open=True, explore=(0.1, 0.9)),
+        "g": Float(0, None, lo_open=True, explore=(1e-4, 1e-1)),
+        "c": Choice("a", "b", explore=True),
+        "b": Bool(explore=True),
+        "l": ListOf(Int(1), explore=[[1, 2], [3]]),
+        "o": Optional(Int(1), explore=(1, 9)),
+        "fixed": Float(0, 1),
+    }
     seen = {k: set() for k in specs}
     for _ in range(300):
         for k, s in specs.items():
@@ -413,7 +490,7 @@ def test_sample_draws_valid_values_inside_explore():
             assert s.validate(k, v) == v or k == "l"
             seen[k].add(tuple(v) if isinstance(v, list) else v)
     assert min(seen["i"]) >= 2 and max(seen["i"]) <= 50 and len(seen["i"]) > 20
-    assert min(seen["g"]) < 1e-3 and max(seen["g"]) > 1e-2          # log-uniform
+    assert min(seen["g"]) < 1e-3 and max(seen["g"]) > 1e-2  # log-uniform
     assert seen["c"] == {"a", "b"} and seen["b"] == {True, False}
     assert seen["l"] == {(1, 2), (3,)}
 
@@ -447,8 +524,16 @@ def test_finish_writes_json_atomically(tmp_path):
     assert Path(out) == path
     res = json.loads(path.read_text())
     assert set(res) == RESULT_KEYS
-    assert res["params"] == {"seed": 0, "profile": "smoke", "results_path": os.fspath(path), "n": 7,
-                             "lr": 0.1, "act": "leaky_relu", "normalized": False, "ns": [2, 3]}
+    assert res["params"] == {
+        "seed": 0,
+        "profile": "smoke",
+        "results_path": os.fspath(path),
+        "n": 7,
+        "lr": 0.1,
+        "act": "leaky_relu",
+        "normalized": False,
+        "ns": [2, 3],
+    }
     assert res["metrics"] == {"loss": 0.125, "curve": [1.0, 0.5, None]}
     assert res["checks"] == {"loss_small": True}
     assert res["check_details"]["loss_small"]["value"] == 0.125

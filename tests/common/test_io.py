@@ -1,4 +1,5 @@
 """Tests of twolayer.common.io: atomic writes in open formats."""
+
 from __future__ import annotations
 
 import csv
@@ -20,6 +21,7 @@ def listing(folder: Path) -> list[str]:
 
 # --- JSON ---------------------------------------------------------------------------------------------------
 
+
 def test_json_round_trip(tmp_path):
     obj = {"a": 1, "b": [1.5, -2.0, "x", None, True], "c": {"d": {"e": "f"}}, "g": False}
     out = io.atomic_write_json(tmp_path / "r.json", obj)
@@ -38,30 +40,55 @@ def test_json_creates_parent_folders(tmp_path):
 
 
 def test_json_non_finite_become_null(tmp_path):
-    obj = {"nan": float("nan"), "inf": float("inf"), "ninf": -math.inf,
-           "list": [1.0, float("nan")], "np": np.float64("nan"), "arr": np.array([np.inf, 2.0])}
+    obj = {
+        "nan": float("nan"),
+        "inf": float("inf"),
+        "ninf": -math.inf,
+        "list": [1.0, float("nan")],
+        "np": np.float64("nan"),
+        "arr": np.array([np.inf, 2.0]),
+    }
     path = io.atomic_write_json(tmp_path / "r.json", obj)
     text = path.read_text()
     assert "NaN" not in text and "Infinity" not in text
-    assert io.read_json(path) == {"nan": None, "inf": None, "ninf": None, "list": [1.0, None],
-                                  "np": None, "arr": [None, 2.0]}
+    assert io.read_json(path) == {
+        "nan": None,
+        "inf": None,
+        "ninf": None,
+        "list": [1.0, None],
+        "np": None,
+        "arr": [None, 2.0],
+    }
 
 
 def test_json_numpy_torch_and_other_values_converted(tmp_path):
     obj = {
-        "f32": np.float32(0.5), "i64": np.int64(3), "b": np.bool_(True),
+        "f32": np.float32(0.5),
+        "i64": np.int64(3),
+        "b": np.bool_(True),
         "arr": np.array([[1, 2], [3, 4]], dtype=np.int32),
         "t": torch.tensor([1.5, float("nan")], dtype=torch.float64),
-        "t0": torch.tensor(2.0), "tb": torch.tensor([True, False]),
+        "t0": torch.tensor(2.0),
+        "tb": torch.tensor([True, False]),
         "tgrad": torch.ones(2, requires_grad=True),
-        "path": Path("a") / "b.json", "tuple": (1, 2), 7: "int key",
+        "path": Path("a") / "b.json",
+        "tuple": (1, 2),
+        7: "int key",
     }
     path = io.atomic_write_json(tmp_path / "r.json", obj)
     got = io.read_json(path)
     assert got == {
-        "f32": 0.5, "i64": 3, "b": True, "arr": [[1, 2], [3, 4]], "t": [1.5, None], "t0": 2.0,
-        "tb": [True, False], "tgrad": [1.0, 1.0], "path": os.fspath(Path("a") / "b.json"),
-        "tuple": [1, 2], "7": "int key",
+        "f32": 0.5,
+        "i64": 3,
+        "b": True,
+        "arr": [[1, 2], [3, 4]],
+        "t": [1.5, None],
+        "t0": 2.0,
+        "tb": [True, False],
+        "tgrad": [1.0, 1.0],
+        "path": os.fspath(Path("a") / "b.json"),
+        "tuple": [1, 2],
+        "7": "int key",
     }
     assert type(got["b"]) is bool and type(got["i64"]) is int
 
@@ -119,9 +146,15 @@ def test_overwrite_replaces_content(tmp_path):
 
 # --- npz -----------------------------------------------------------------------------------------------------
 
+
 def test_npz_round_trip(tmp_path):
-    arrays = {"W": np.arange(12, dtype=np.float64).reshape(3, 4), "idx": np.array([3, 1, 2], dtype=np.int64),
-              "mask": np.array([True, False]), "s": np.array(["a", "bc"]), "scalar": np.array(2.5)}
+    arrays = {
+        "W": np.arange(12, dtype=np.float64).reshape(3, 4),
+        "idx": np.array([3, 1, 2], dtype=np.int64),
+        "mask": np.array([True, False]),
+        "s": np.array(["a", "bc"]),
+        "scalar": np.array(2.5),
+    }
     path = io.atomic_write_npz(tmp_path / "a.npz", **arrays)
     got = io.load_npz(path)
     assert set(got) == set(arrays)
@@ -132,8 +165,9 @@ def test_npz_round_trip(tmp_path):
 
 def test_npz_object_arrays_refused(tmp_path):
     with pytest.raises(TypeError, match="'ragged'.*object"):
-        io.atomic_write_npz(tmp_path / "a.npz", ok=np.zeros(2),
-                            ragged=np.array([[1], [1, 2]], dtype=object))
+        io.atomic_write_npz(
+            tmp_path / "a.npz", ok=np.zeros(2), ragged=np.array([[1], [1, 2]], dtype=object)
+        )
     assert listing(tmp_path) == []
 
 
@@ -146,8 +180,13 @@ def test_load_npz_never_unpickles(tmp_path):
 
 # --- CSV ------------------------------------------------------------------------------------------------------
 
+
 def test_csv_header_is_union_of_keys_in_first_seen_order(tmp_path):
-    rows = [{"a": 1, "b": 2.5}, {"b": np.float64(3.0), "c": "x"}, {"d": float("nan"), "a": np.int64(4)}]
+    rows = [
+        {"a": 1, "b": 2.5},
+        {"b": np.float64(3.0), "c": "x"},
+        {"d": float("nan"), "a": np.int64(4)},
+    ]
     path = io.atomic_write_csv(tmp_path / "t.csv", rows)
     text = path.read_text()
     assert text.splitlines() == ["a,b,c,d", "1,2.5,,", ",3.0,x,", "4,,,"]

@@ -1,4 +1,5 @@
 """Tests of twolayer.common.seeds."""
+
 import numpy as np
 import pytest
 
@@ -8,7 +9,7 @@ from twolayer.common import seeds
 def test_derive_is_deterministic_and_depends_on_every_key():
     assert seeds.derive(0, "test") == seeds.derive(0, "test")
     values = {seeds.derive(s, k) for s in range(5) for k in ("train", "test", 3)}
-    assert len(values) == 15                      # no two purposes share a seed
+    assert len(values) == 15  # no two purposes share a seed
     assert seeds.derive(0, 1) != seeds.derive(1, 0)
     assert 0 <= seeds.derive(7, "x") < 2**32
 

@@ -1,4 +1,5 @@
 """Tests of twolayer.common.store (the per-configuration run store) and twolayer.paper_a.rankdecay."""
+
 from __future__ import annotations
 
 import json
@@ -7,10 +8,9 @@ import os
 import numpy as np
 import pytest
 
-from twolayer.paper_a import rankdecay
-from twolayer.common.contract import ParameterError
-from twolayer.common.contract import OptionalDir
+from twolayer.common.contract import OptionalDir, ParameterError
 from twolayer.common.store import RunStore, canonical_config, config_key
+from twolayer.paper_a import rankdecay
 
 
 def cfg(**kw):
@@ -27,10 +27,18 @@ def test_key_is_stable_and_order_independent():
     assert len(config_key(a)) == 24 and all(c in "0123456789abcdef" for c in config_key(a))
 
 
-@pytest.mark.parametrize("bad, err", [({}, TypeError), ({"x": [1, 2]}, TypeError),
-                                      ({"x": {"y": 1}}, TypeError), ({"x": float("nan")}, ValueError),
-                                      ({"x": float("inf")}, ValueError), ({1: 2}, TypeError),
-                                      ({"x": object()}, TypeError)])
+@pytest.mark.parametrize(
+    "bad, err",
+    [
+        ({}, TypeError),
+        ({"x": [1, 2]}, TypeError),
+        ({"x": {"y": 1}}, TypeError),
+        ({"x": float("nan")}, ValueError),
+        ({"x": float("inf")}, ValueError),
+        ({1: 2}, TypeError),
+        ({"x": object()}, TypeError),
+    ],
+)
 def test_bad_configurations_are_refused(bad, err):
     with pytest.raises(err):
         canonical_config(bad)
@@ -88,7 +96,9 @@ def test_object_arrays_are_refused_and_pickles_never_loaded(tmp_path):
     # an npz holding an object array (written by someone else) is not loadable without pickle
     key = config_key(cfg())
     np.savez(tmp_path / f"{key}.npz", x=np.array([{"a": 1}], dtype=object))
-    (tmp_path / f"{key}.json").write_text(json.dumps({"config": canonical_config(cfg()), "metrics": {}}))
+    (tmp_path / f"{key}.json").write_text(
+        json.dumps({"config": canonical_config(cfg()), "metrics": {}})
+    )
     assert not store.has(cfg())
 
 
@@ -103,11 +113,15 @@ def test_folder_spec():
 
 # --- rankdecay: each configuration's result depends on that configuration only --------------------
 
+
 def _configs(**kw):
     base = dict(n=8, m=4, gamma=0.1, beta=0.3, steps=5, n_test=20, records=4, seed=0)
     base.update(kw)
-    return [rankdecay.config(d=d, init_scale=s, lr=lr, **base)
-            for d in (12, 20) for s, lr in ((1.0, 0.16), (0.02, 0.01))]
+    return [
+        rankdecay.config(d=d, init_scale=s, lr=lr, **base)
+        for d in (12, 20)
+        for s, lr in ((1.0, 0.16), (0.02, 0.01))
+    ]
 
 
 def test_rankdecay_results_do_not_depend_on_the_batch():

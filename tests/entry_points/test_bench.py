@@ -1,6 +1,7 @@
 """``python -m twolayer.bench`` at tiny sizes: the functions run, return the documented keys,
 and every value is finite. Speed is never asserted here (targets belong to the benchmark's
 output, not to timed tests)."""
+
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ import math
 
 import pytest
 import torch
+
 from twolayer import bench
 
 CPU = torch.device("cpu")
@@ -29,15 +31,24 @@ def finite_numbers(d, path="") -> list[str]:
 
 @pytest.fixture(scope="module")
 def tiny():
-    peak = {dt: bench.peak_gemm(dt, CPU, sizes=(32, 64), repeats=2) for dt in ("float64", "float32")}
+    peak = {
+        dt: bench.peak_gemm(dt, CPU, sizes=(32, 64), repeats=2) for dt in ("float64", "float32")
+    }
     return {
         "environment": bench.environment(CPU),
         "peak": peak,
-        "trainer": {dt: bench.bench_trainer(dt, B=2, steps=3, device=CPU, peak=peak[dt], shape=(8, 40, 6),
-                                            repeats=2) for dt in ("float64", "float32")},
-        "naive": bench.bench_batched_vs_naive(configs=4, steps=5, naive_configs=2, device=CPU, shape=(4, 10, 4)),
-        "figure1": bench.bench_figure1(steps=5, device=CPU, dims=(10, 20), n=8, m=4, n_test=16, records=3,
-                                       peak=peak["float64"]),
+        "trainer": {
+            dt: bench.bench_trainer(
+                dt, B=2, steps=3, device=CPU, peak=peak[dt], shape=(8, 40, 6), repeats=2
+            )
+            for dt in ("float64", "float32")
+        },
+        "naive": bench.bench_batched_vs_naive(
+            configs=4, steps=5, naive_configs=2, device=CPU, shape=(4, 10, 4)
+        ),
+        "figure1": bench.bench_figure1(
+            steps=5, device=CPU, dims=(10, 20), n=8, m=4, n_test=16, records=3, peak=peak["float64"]
+        ),
         "population": bench.bench_population(n0=2000, repeats=2, m=10, d=6),
         "paperb": bench.bench_paperb(device=CPU, m=12, d=6, B=3, repeats=2, stage3_steps=3),
     }
@@ -48,16 +59,28 @@ def test_tiny_benchmark_keys_and_finite_values(tiny):
     res["summary"] = bench.summary(res)
     assert finite_numbers(res) == []
     s = res["summary"]
-    for k in ("matmul_peak_gflops_float64", "matmul_peak_gflops_float32", "trainer_fraction_of_matmul_peak",
-              "trainer_fraction_of_same_shape_gemm", "batched_speedup_vs_naive", "figure1_sweep_efficiency",
-              "population_grad_speedup_vs_mc", "paperb_grad_seconds_numpy_before", "paperb_grad_seconds_numpy",
-              "paperb_grad_seconds_torch", "paperb_grad_speedup_vs_before", "paperb_batched_speedup",
-              "paperb_stage3_paper_seconds"):
+    for k in (
+        "matmul_peak_gflops_float64",
+        "matmul_peak_gflops_float32",
+        "trainer_fraction_of_matmul_peak",
+        "trainer_fraction_of_same_shape_gemm",
+        "batched_speedup_vs_naive",
+        "figure1_sweep_efficiency",
+        "population_grad_speedup_vs_mc",
+        "paperb_grad_seconds_numpy_before",
+        "paperb_grad_seconds_numpy",
+        "paperb_grad_seconds_torch",
+        "paperb_grad_speedup_vs_before",
+        "paperb_batched_speedup",
+        "paperb_stage3_paper_seconds",
+    ):
         assert k in s and s[k] > 0, k
     for dt in ("float64", "float32"):
         t = res["trainer"][dt]
         assert t["peak_gflops"] == res["peak"][dt]["peak_gflops"]
-        assert t["trainer_fraction_of_matmul_peak"] == pytest.approx(t["trainer_gflops"] / t["peak_gflops"])
+        assert t["trainer_fraction_of_matmul_peak"] == pytest.approx(
+            t["trainer_gflops"] / t["peak_gflops"]
+        )
         assert set(res["peak"][dt]["gflops_by_size"]) == {"32", "64"}
     assert res["figure1"]["device"] == "cpu" and res["paperb"]["device"] == "cpu"
     # the three Paper B implementations agree (float64 rounding)
@@ -78,13 +101,25 @@ def test_cli_rejects_unknown_parts_and_missing_cuda(capsys):
 
 
 def test_cli_only_runs_the_parts_asked_for(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(bench, "bench_population", lambda: {"population_grad_speedup_vs_mc": 123.0,
-                                                            "closed_form_seconds": 1e-3})
+    monkeypatch.setattr(
+        bench,
+        "bench_population",
+        lambda: {"population_grad_speedup_vs_mc": 123.0, "closed_form_seconds": 1e-3},
+    )
     called = []
-    for name in ("bench_trainer", "bench_batched_vs_naive", "bench_figure1", "bench_paperb", "bench_notebooks",
-                 "peak_gemm"):
+    for name in (
+        "bench_trainer",
+        "bench_batched_vs_naive",
+        "bench_figure1",
+        "bench_paperb",
+        "bench_notebooks",
+        "peak_gemm",
+    ):
         monkeypatch.setattr(bench, name, lambda *a, _n=name, **k: called.append(_n))
-    assert bench.main(["--only", "population", "--device", "cpu", "--json", str(tmp_path / "b.json")]) == 0
+    assert (
+        bench.main(["--only", "population", "--device", "cpu", "--json", str(tmp_path / "b.json")])
+        == 0
+    )
     assert called == []
     res = json.loads((tmp_path / "b.json").read_text())
     assert res["summary"] == {"population_grad_speedup_vs_mc": 123.0}

@@ -1,4 +1,5 @@
 """Tests of twolayer.paper_a.activations: values by hand, Definition 4.1's constants, derivatives."""
+
 from __future__ import annotations
 
 import math
@@ -17,6 +18,7 @@ def t(values):
 
 
 # --- leaky ReLU -----------------------------------------------------------------------------
+
 
 def test_leaky_relu_values_by_hand():
     z = t([-2.0, -0.5, 0.0, 0.25, 3.0])
@@ -58,6 +60,7 @@ def test_leaky_relu_kink_convention_matches_autograd():
 
 # --- smoothed leaky ReLU ----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("gamma", GAMMAS)
 def test_smoothed_value_by_hand(gamma):
     for z in [-3.0, -0.5, 0.7, 4.0]:
@@ -75,13 +78,17 @@ def _smoothed_exact(z: float, gamma: float) -> float:
 def test_smoothed_value_accurate_up_to_softplus_threshold(gamma):
     zs = [-700.0, -50.0, -20.0, -1.0, 0.3, 5.0, 19.5, 20.0]
     got = A.smoothed_leaky_relu(t(zs), gamma)
-    torch.testing.assert_close(got, t([_smoothed_exact(z, gamma) for z in zs]), rtol=1e-14, atol=1e-15)
+    torch.testing.assert_close(
+        got, t([_smoothed_exact(z, gamma) for z in zs]), rtol=1e-14, atol=1e-15
+    )
 
 
 def test_smoothed_value_accurate_beyond_softplus_threshold():
     zs = [20.1, 25.0, 30.0]
     got = A.smoothed_leaky_relu(t(zs), 0.5)
-    torch.testing.assert_close(got, t([_smoothed_exact(z, 0.5) for z in zs]), rtol=1e-14, atol=1e-15)
+    torch.testing.assert_close(
+        got, t([_smoothed_exact(z, 0.5) for z in zs]), rtol=1e-14, atol=1e-15
+    )
 
 
 @pytest.mark.parametrize("gamma", GAMMAS)
@@ -91,8 +98,9 @@ def test_smoothed_phi_zero_is_zero(gamma):
 
 @pytest.mark.parametrize("gamma", GAMMAS)
 def test_smoothed_derivative_bounds_on_wide_grid(gamma):
-    z = torch.cat([torch.linspace(-1e4, 1e4, 20001, dtype=F64),
-                   torch.linspace(-50, 50, 10001, dtype=F64)])
+    z = torch.cat(
+        [torch.linspace(-1e4, 1e4, 20001, dtype=F64), torch.linspace(-50, 50, 10001, dtype=F64)]
+    )
     d1 = A.smoothed_leaky_relu_grad(z, gamma)
     assert torch.all(d1 >= gamma) and torch.all(d1 <= 1.0)
     d2 = A.smoothed_leaky_relu_hess(z, gamma)
@@ -110,7 +118,9 @@ def test_smoothed_derivatives_match_autograd(gamma):
     (d1,) = torch.autograd.grad(A.smoothed_leaky_relu(z, gamma).sum(), z, create_graph=True)
     (d2,) = torch.autograd.grad(d1.sum(), z)
     zd = z.detach()
-    torch.testing.assert_close(d1.detach(), A.smoothed_leaky_relu_grad(zd, gamma), rtol=1e-13, atol=1e-15)
+    torch.testing.assert_close(
+        d1.detach(), A.smoothed_leaky_relu_grad(zd, gamma), rtol=1e-13, atol=1e-15
+    )
     torch.testing.assert_close(d2, A.smoothed_leaky_relu_hess(zd, gamma), rtol=1e-12, atol=1e-15)
 
 
@@ -121,7 +131,9 @@ def test_smoothed_derivatives_match_finite_differences(gamma):
     # central differences: truncation h^2/6 * max|phi'''| < 1e-10, rounding ~ eps * max|phi| / h
     # < 1e-9 (|phi| <= 8 here), so 1e-8 is a derived, not tuned, tolerance
     fd1 = (A.smoothed_leaky_relu(z + h, gamma) - A.smoothed_leaky_relu(z - h, gamma)) / (2 * h)
-    fd2 = (A.smoothed_leaky_relu_grad(z + h, gamma) - A.smoothed_leaky_relu_grad(z - h, gamma)) / (2 * h)
+    fd2 = (A.smoothed_leaky_relu_grad(z + h, gamma) - A.smoothed_leaky_relu_grad(z - h, gamma)) / (
+        2 * h
+    )
     torch.testing.assert_close(fd1, A.smoothed_leaky_relu_grad(z, gamma), rtol=0, atol=1e-8)
     torch.testing.assert_close(fd2, A.smoothed_leaky_relu_hess(z, gamma), rtol=0, atol=1e-8)
 
@@ -154,9 +166,17 @@ BAD_GAMMAS = [0.0, -0.1, 1.0000001, 2.0, float("nan"), float("inf")]
 
 
 @pytest.mark.parametrize("gamma", BAD_GAMMAS)
-@pytest.mark.parametrize("fn", [A.leaky_relu, A.leaky_relu_grad, A.leaky_relu_hess,
-                                A.smoothed_leaky_relu, A.smoothed_leaky_relu_grad,
-                                A.smoothed_leaky_relu_hess])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        A.leaky_relu,
+        A.leaky_relu_grad,
+        A.leaky_relu_hess,
+        A.smoothed_leaky_relu,
+        A.smoothed_leaky_relu_grad,
+        A.smoothed_leaky_relu_hess,
+    ],
+)
 def test_gamma_outside_unit_interval_raises(fn, gamma):
     with pytest.raises(ValueError, match="gamma"):
         fn(t([1.0]), gamma)

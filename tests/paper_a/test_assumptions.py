@@ -1,4 +1,5 @@
 """Tests of twolayer.paper_a.assumptions: Theorem 3.2's assumption and the bounds behind Lemma 3.3."""
+
 from __future__ import annotations
 
 import math
@@ -9,8 +10,8 @@ import pytest
 from twolayer.paper_a import assumptions as As
 from twolayer.paper_a import data
 
-
 # --- near_orthogonality on hand-made data -------------------------------------------------------------------
+
 
 def test_orthogonal_rows():
     X = np.diag([1.0, 2.0, 3.0])
@@ -68,7 +69,7 @@ def test_ratio_and_holds_against_a_direct_computation(seed, d):
     r = As.near_orthogonality(X, 0.9)
     norms = [float(np.sqrt(x @ x)) for x in X]
     p = max(abs(float(X[i] @ X[j])) for i in range(6) for j in range(6) if i != j)
-    n_max = 0.9 ** 3 / 3 * min(norms) ** 2 / p * min(norms) ** 2 / max(norms) ** 2
+    n_max = 0.9**3 / 3 * min(norms) ** 2 / p * min(norms) ** 2 / max(norms) ** 2
     assert r.n_max == pytest.approx(n_max, rel=1e-12) and r.p == pytest.approx(p, rel=1e-12)
     assert r.ratio == pytest.approx(6 / n_max, rel=1e-12)
     assert r.holds == (6 <= n_max)
@@ -90,6 +91,7 @@ def test_near_orthogonality_bad_shape(X):
 
 
 # --- vectorised statistics ------------------------------------------------------------------------------------------
+
 
 def test_gram_statistics_by_hand():
     X = np.array([[2.0, 0, 0], [1.0, 3.0, 0], [0, 1.0, 1.0]])
@@ -116,8 +118,11 @@ def test_assumption_ratio_vectorised_equals_near_orthogonality():
 
 # --- the probability bounds -----------------------------------------------------------------------------------------
 
+
 def test_bounds_by_hand():
-    assert As.norm_deviation_bound(10, 100, 0.1) == pytest.approx(0.1 + math.sqrt(2 * math.log(200)), rel=1e-15)
+    assert As.norm_deviation_bound(10, 100, 0.1) == pytest.approx(
+        0.1 + math.sqrt(2 * math.log(200)), rel=1e-15
+    )
     assert As.inner_product_bound(10, 0.1) == pytest.approx(math.sqrt(2 * math.log(900)), rel=1e-15)
 
 
@@ -138,7 +143,9 @@ def k_factor(n, d, gamma, delta):
     return (1 + u) ** 3 / (1 - u) ** 4
 
 
-@pytest.mark.parametrize("n,gamma,delta", [(2, 1.0, 0.1), (5, 0.5, 0.05), (20, 0.9, 0.01), (100, 1.0, 0.05)])
+@pytest.mark.parametrize(
+    "n,gamma,delta", [(2, 1.0, 0.1), (5, 0.5, 0.05), (20, 0.9, 0.01), (100, 1.0, 0.05)]
+)
 def test_sufficient_dimension_is_the_smallest(n, gamma, delta):
     d = As.sufficient_dimension(n, gamma, delta)
     assert isinstance(d, int)
@@ -146,8 +153,8 @@ def test_sufficient_dimension_is_the_smallest(n, gamma, delta):
     assert not As.holds_surely(n, d - 1, gamma, delta)
     # closed form: D0 K(d)^2 <= d < D0 K(d-1)^2 + 1, and D0 = (18 / gamma^6) n^2 log(2 n (n-1) / delta)
     s = As.inner_product_bound(n, delta / 2)
-    D0 = 9 * n ** 2 * s ** 2 / gamma ** 6
-    assert D0 == pytest.approx(18 / gamma ** 6 * n ** 2 * math.log(2 * n * (n - 1) / delta), rel=1e-12)
+    D0 = 9 * n**2 * s**2 / gamma**6
+    assert D0 == pytest.approx(18 / gamma**6 * n**2 * math.log(2 * n * (n - 1) / delta), rel=1e-12)
     assert D0 * k_factor(n, d, gamma, delta) ** 2 <= d * (1 + 1e-12)
     assert d < D0 * k_factor(n, d - 1, gamma, delta) ** 2 + 1
 
@@ -195,7 +202,18 @@ def test_lemma33_sweep_deterministic_per_seed():
 def test_lemma33_sweep_rows_consistent():
     rows = As.lemma33_sweep(seed=1, progress=False, **SWEEP)
     assert len(rows) == 2 * 2 * 2
-    keys = {"n", "d", "ratio", "draw", "p", "R_min", "R_max", "max_norm_dev", "assumption_ratio", "holds"}
+    keys = {
+        "n",
+        "d",
+        "ratio",
+        "draw",
+        "p",
+        "R_min",
+        "R_max",
+        "max_norm_dev",
+        "assumption_ratio",
+        "holds",
+    }
     for r in rows:
         assert set(r) == keys
         n, d = r["n"], r["d"]
@@ -207,12 +225,15 @@ def test_lemma33_sweep_rows_consistent():
         X = np.random.default_rng([1, n, d, r["draw"]]).standard_normal((n, d))
         ref = As.near_orthogonality(X, SWEEP["gamma"])
         assert r["p"] == pytest.approx(ref.p, rel=1e-14)
-        assert (r["R_min"], r["R_max"]) == (pytest.approx(ref.R_min, rel=1e-14), pytest.approx(ref.R_max, rel=1e-14))
+        assert (r["R_min"], r["R_max"]) == (
+            pytest.approx(ref.R_min, rel=1e-14),
+            pytest.approx(ref.R_max, rel=1e-14),
+        )
         assert r["assumption_ratio"] == pytest.approx(ref.ratio, rel=1e-13)
         assert r["holds"] == ref.holds
         norms = np.linalg.norm(X, axis=1)
         assert r["max_norm_dev"] == pytest.approx(np.abs(norms - math.sqrt(d)).max(), rel=1e-12)
     # the nominal ratios are the requested ones up to rounding of d
-    for (n, c) in [(4, 0.5), (4, 2.0), (7, 0.5), (7, 2.0)]:
+    for n, c in [(4, 0.5), (4, 2.0), (7, 0.5), (7, 2.0)]:
         cell = [r for r in rows if r["n"] == n and r["d"] == max(2, round(c * n * n * math.log(n)))]
         assert [r["draw"] for r in cell] == [0, 1]

@@ -1,4 +1,5 @@
 """Tests of twolayer.paper_a.data: determinism, shapes, labels and the stated distributions."""
+
 from __future__ import annotations
 
 import math
@@ -24,6 +25,7 @@ def binomial_ok(count: int, n: int, p: float, z: float = Z_TAIL) -> bool:
 
 
 # --- determinism, shapes, labels ----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", sorted(GENERATORS))
 def test_same_seed_same_bits(name):
@@ -111,10 +113,11 @@ def test_noisy_xor_needs_two_dimensions():
 
 # --- Gaussian mixture ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("d,beta", [(16, 0.3), (100, 0.25), (50, 0.5)])
 def test_gaussian_mixture_mu_norm_is_d_to_the_beta(d, beta):
     ds = data.gaussian_mixture(5, d, 0, beta=beta)
-    assert np.linalg.norm(ds.info["mu"]) == pytest.approx(d ** beta, rel=1e-12)
+    assert np.linalg.norm(ds.info["mu"]) == pytest.approx(d**beta, rel=1e-12)
 
 
 def test_gaussian_mixture_mu_norm_override():
@@ -167,12 +170,15 @@ def test_gaussian_mixture_label_noise_does_not_change_x():
 
 # --- noisy 2-XOR -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("d,mu_norm,beta", [(2, None, 0.25), (10, None, 0.25), (30, 3.0, 0.25), (64, None, 0.5)])
+
+@pytest.mark.parametrize(
+    "d,mu_norm,beta", [(2, None, 0.25), (10, None, 0.25), (30, 3.0, 0.25), (64, None, 0.5)]
+)
 def test_noisy_xor_centers(d, mu_norm, beta):
     ds = data.noisy_xor(8, d, 1, mu_norm=mu_norm, beta=beta)
     mu1, mu2 = ds.info["mu1"], ds.info["mu2"]
-    norm = d ** beta if mu_norm is None else mu_norm
-    assert abs(mu1 @ mu2) <= 1e-12 * norm ** 2
+    norm = d**beta if mu_norm is None else mu_norm
+    assert abs(mu1 @ mu2) <= 1e-12 * norm**2
     assert np.linalg.norm(mu1) == pytest.approx(norm, rel=1e-12)
     assert np.linalg.norm(mu2) == pytest.approx(norm, rel=1e-12)
 
@@ -185,6 +191,7 @@ def test_noisy_xor_labels_follow_the_rule_and_are_even():
     ds = data.noisy_xor(300, 6, 4)
     mu1, mu2 = ds.info["mu1"], ds.info["mu2"]
     assert np.array_equal(ds.y, xor_label(ds.X, mu1, mu2))
+
 
 def test_noisy_xor_defeats_every_linear_classifier():
     """Paper A, Section 5: y(-x) = y(x) for the distribution, so every homogeneous linear
@@ -217,11 +224,12 @@ def test_noisy_xor_x_is_center_plus_standard_noise():
 
 # --- nearly orthogonal data and Sigma ------------------------------------------------------------------------
 
+
 def covariance_tolerance(S: np.ndarray, n: int) -> np.ndarray:
     """Entrywise 5-sigma tolerance for the (known-mean) covariance estimate X^T X / n:
     Var(x_a x_b) = S_aa S_bb + S_ab^2 for a centred Gaussian (Isserlis)."""
     diag = np.diag(S)
-    return Z_TAIL * np.sqrt((np.outer(diag, diag) + S ** 2) / n)
+    return Z_TAIL * np.sqrt((np.outer(diag, diag) + S**2) / n)
 
 
 def test_nearly_orthogonal_identity_covariance():
@@ -246,9 +254,7 @@ def test_nearly_orthogonal_diagonal_sigma_vector():
 
 def test_nearly_orthogonal_full_sigma_matrix():
     n = 20000
-    S = np.array([[2.0, 0.8, 0.0],
-                  [0.8, 1.0, -0.3],
-                  [0.0, -0.3, 0.5]])
+    S = np.array([[2.0, 0.8, 0.0], [0.8, 1.0, -0.3], [0.0, -0.3, 0.5]])
     ds = data.nearly_orthogonal(n, 3, 2, Sigma=S)
     C = ds.X.T @ ds.X / n
     assert np.all(np.abs(C - S) <= covariance_tolerance(S, n))
@@ -263,13 +269,16 @@ def test_sqrt_covariance_is_a_symmetric_square_root():
     assert np.array_equal(data.sqrt_covariance(np.array([4.0, 9.0]), 2), np.array([2.0, 3.0]))
 
 
-@pytest.mark.parametrize("Sigma", [
-    np.array([1.0, -1.0, 1.0]),            # negative diagonal entry
-    np.array([1.0, 1.0]),                  # wrong length
-    np.ones((3, 2)),                       # wrong shape
-    np.array([[1.0, 0.5, 0], [0, 1.0, 0], [0, 0, 1.0]]),   # not symmetric
-    np.diag([1.0, -1.0, 1.0]),             # not PSD
-])
+@pytest.mark.parametrize(
+    "Sigma",
+    [
+        np.array([1.0, -1.0, 1.0]),  # negative diagonal entry
+        np.array([1.0, 1.0]),  # wrong length
+        np.ones((3, 2)),  # wrong shape
+        np.array([[1.0, 0.5, 0], [0, 1.0, 0], [0, 0, 1.0]]),  # not symmetric
+        np.diag([1.0, -1.0, 1.0]),  # not PSD
+    ],
+)
 def test_nearly_orthogonal_bad_sigma_raises(Sigma):
     with pytest.raises(ValueError, match="Sigma"):
         data.nearly_orthogonal(4, 3, 0, Sigma=Sigma)

@@ -1,4 +1,5 @@
 """Tests of the constructed-Gram and span-coordinate generators in twolayer.paper_a.data."""
+
 from __future__ import annotations
 
 import math
@@ -53,8 +54,11 @@ def test_noisy_xor_span_coordinates_match_direct_sampling():
     te = data.noisy_xor_test_coordinates(tr, 1000, seed=1)
     assert te.X.shape == (1000, n + 2)
     # E||x||^2 = d + ||mu||^2 (Bartlett rows have chi^2_{d-2} squared norms), 5 sigma
-    sq = [np.sum(data.noisy_xor_span_coordinates(n, d, seed=s).X ** 2, axis=1).mean() for s in range(300)]
-    mu2 = d ** 0.5
+    sq = [
+        np.sum(data.noisy_xor_span_coordinates(n, d, seed=s).X ** 2, axis=1).mean()
+        for s in range(300)
+    ]
+    mu2 = d**0.5
     assert abs(np.mean(sq) - (d + mu2)) < 5 * math.sqrt((2 * d + 4 * mu2) / (300 * n))
     small = data.noisy_xor_span_coordinates(n, 3, seed=0)
     assert small.X.shape == (n, 3)

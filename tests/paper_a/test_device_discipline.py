@@ -10,6 +10,7 @@
   :class:`DivergenceError`'s step, configuration, quantity and value.
 * float32 works and follows float64 to float32 accuracy.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,6 +18,7 @@ import math
 import numpy as np
 import pytest
 import torch
+
 from twolayer.common.device import DeviceGuard, default_device, where
 from twolayer.paper_a import data, metrics, trainer
 from twolayer.paper_a.losses import get_loss
@@ -30,8 +32,20 @@ ACTIVATIONS = ["leaky_relu", "smoothed_leaky_relu"]
 
 # --- the trainer as it was (commit ab4c2c9): three host synchronisations per step ----------------
 
-def reference_gradient_descent(net, W0, X, y, loss="logistic", lr=0.1, steps=1000, normalized=False,
-                               record_steps=None, metrics=None, max_loss_growth=1e8):
+
+def reference_gradient_descent(
+    net,
+    W0,
+    X,
+    y,
+    loss="logistic",
+    lr=0.1,
+    steps=1000,
+    normalized=False,
+    record_steps=None,
+    metrics=None,
+    max_loss_growth=1e8,
+):
     loss = get_loss(loss) if isinstance(loss, str) else loss
     single = W0.ndim == 2
     W = (W0.unsqueeze(0) if single else W0).clone(memory_format=torch.contiguous_format)
@@ -42,7 +56,11 @@ def reference_gradient_descent(net, W0, X, y, loss="logistic", lr=0.1, steps=100
     lr_t = torch.as_tensor(lr, dtype=W.dtype, device=W.device)
     if lr_t.ndim == 1:
         lr_t = lr_t.reshape(B, 1, 1)
-    rec = log_spaced_steps(steps) if record_steps is None else np.unique(np.asarray(record_steps, int))
+    rec = (
+        log_spaced_steps(steps)
+        if record_steps is None
+        else np.unique(np.asarray(record_steps, int))
+    )
     rec_set = {int(s) for s in rec}
     metrics = dict(metrics or {})
     hist = {k: [] for k in ["loss", "log_loss", "min_margin", *metrics]}
@@ -51,7 +69,9 @@ def reference_gradient_descent(net, W0, X, y, loss="logistic", lr=0.1, steps=100
         bad = ~torch.isfinite(values)
         if torch.any(bad):
             cfg = int(torch.nonzero(bad.reshape(B, -1).any(dim=1))[0])
-            raise DivergenceError(step, name, float(values.reshape(B, -1)[cfg][bad.reshape(B, -1)[cfg]][0]), cfg)
+            raise DivergenceError(
+                step, name, float(values.reshape(B, -1)[cfg][bad.reshape(B, -1)[cfg]][0]), cfg
+            )
 
     L0 = None
     n = X.shape[-2]
@@ -64,8 +84,12 @@ def reference_gradient_descent(net, W0, X, y, loss="logistic", lr=0.1, steps=100
         grown = L > max_loss_growth * torch.clamp(L0, min=1e-300)
         if torch.any(grown):
             cfg = int(torch.nonzero(grown)[0])
-            raise DivergenceError(t, f"loss (grew more than {max_loss_growth:g}x from {float(L0[cfg]):.3g})",
-                                  float(L[cfg]), cfg)
+            raise DivergenceError(
+                t,
+                f"loss (grew more than {max_loss_growth:g}x from {float(L0[cfg]):.3g})",
+                float(L[cfg]),
+                cfg,
+            )
         if t in rec_set:
             check(t, "weights", W)
             hist["loss"].append(L.detach().cpu().numpy())
@@ -88,7 +112,9 @@ def reference_gradient_descent(net, W0, X, y, loss="logistic", lr=0.1, steps=100
     return W, rec, history
 
 
-def meta_problem(B=4, m1=3, m2=2, n=6, d=7, dtype=F64, per_config_data=False, act="smoothed_leaky_relu"):
+def meta_problem(
+    B=4, m1=3, m2=2, n=6, d=7, dtype=F64, per_config_data=False, act="smoothed_leaky_relu"
+):
     net = LeakyNetwork(m1, m2, act, 0.3)
     W = torch.empty(B, m1 + m2, d, device=META, dtype=dtype)
     X = torch.empty(*((B,) if per_config_data else ()), n, d, device=META, dtype=dtype)
@@ -97,6 +123,7 @@ def meta_problem(B=4, m1=3, m2=2, n=6, d=7, dtype=F64, per_config_data=False, ac
 
 
 # --- the step on the meta device -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("act", ACTIVATIONS)
 @pytest.mark.parametrize("loss_name", ["logistic", "exp"])
@@ -125,7 +152,7 @@ def test_step_runs_on_meta_without_host_reads(act, loss_name, normalized, per_co
 def test_guard_catches_what_meta_alone_misses():
     W = torch.empty(3, 4, device=META)
     with pytest.raises(AssertionError, match="on cpu"), DeviceGuard(META):
-        W @ torch.zeros(4, 2)           # meta does not raise for this device mix
+        W @ torch.zeros(4, 2)  # meta does not raise for this device mix
     with pytest.raises((AssertionError, RuntimeError)), DeviceGuard(META):
         bool(W.sum() > 0)
 
@@ -147,7 +174,7 @@ def test_second_layer_cached_per_device_and_dtype():
     net = LeakyNetwork(3, 2)
     w32 = torch.zeros(1, dtype=F32)
     a32 = net.a(w32)
-    assert a32 is net.a(w32) and a32.dtype == F32       # no copy on later calls
+    assert a32 is net.a(w32) and a32.dtype == F32  # no copy on later calls
     assert net.a(torch.zeros(1, dtype=F64)) is net.a()  # the float64 CPU original itself
     am = net.a(torch.empty(1, device=META))
     assert am.device == META and am is net.a(torch.empty(2, device=META))
@@ -162,7 +189,7 @@ def test_init_places_weights_on_the_device():
 
 def test_metrics_follow_w_device_and_dtype():
     net = LeakyNetwork(2, 2)
-    X, y = data.nearly_orthogonal(5, 8, seed=0).torch()             # CPU float64
+    X, y = data.nearly_orthogonal(5, 8, seed=0).torch()  # CPU float64
     W = torch.empty(3, 4, 8, device=META, dtype=F32)
     Xm, ym = X.to(META, F32), y.to(META, F32)
     net.a(W)  # cache the second layer on the device
@@ -176,6 +203,7 @@ def test_metrics_follow_w_device_and_dtype():
 
 
 # --- CPU: the same bits as before --------------------------------------------------------------------
+
 
 def problem(B=3, act="leaky_relu", n=8, d=20, seed=0):
     net = LeakyNetwork(3, 2, act, gamma=0.3)
@@ -201,19 +229,25 @@ def test_bitwise_equal_to_reference(act, normalized, loss_name):
     lr = torch.tensor([0.05, 0.1, 0.2], dtype=F64)
     fns = {"stable_rank": metrics.stable_rank, "svals": metrics.singular_values}
     kw = dict(loss=loss_name, lr=lr, steps=60, normalized=normalized, metrics=fns)
-    assert_same(gradient_descent(net, W0, X, y, **kw, check_every=7),
-                reference_gradient_descent(net, W0, X, y, **kw))
+    assert_same(
+        gradient_descent(net, W0, X, y, **kw, check_every=7),
+        reference_gradient_descent(net, W0, X, y, **kw),
+    )
 
 
 def test_bitwise_equal_single_config_and_per_config_data():
     net, X, y, W0 = problem()
     kw = dict(lr=0.1, steps=60, record_steps=[0, 1, 17, 60])
-    assert_same(gradient_descent(net, W0[1], X, y, **kw), reference_gradient_descent(net, W0[1], X, y, **kw))
+    assert_same(
+        gradient_descent(net, W0[1], X, y, **kw), reference_gradient_descent(net, W0[1], X, y, **kw)
+    )
     sets = [data.nearly_orthogonal(8, 20, seed=k) for k in range(3)]
     Xb = torch.as_tensor(np.stack([s.X for s in sets]))
     yb = torch.as_tensor(np.stack([s.y for s in sets]))
     kw = dict(loss="exp", lr=0.1, steps=40, normalized=True)
-    assert_same(gradient_descent(net, W0, Xb, yb, **kw), reference_gradient_descent(net, W0, Xb, yb, **kw))
+    assert_same(
+        gradient_descent(net, W0, Xb, yb, **kw), reference_gradient_descent(net, W0, Xb, yb, **kw)
+    )
 
 
 def divergence_cases():
@@ -227,24 +261,41 @@ def divergence_cases():
     Wn = W0.clone()
     Wn[2, 1, 0] = float("inf")
     yield "grown", (net3, Wc, Xc, yc), dict(lr=torch.tensor([1e-3, 1e12, 1e12], dtype=F64), steps=5)
-    yield "grown_between_records", (net3, Wc, Xc, yc), dict(lr=torch.tensor([1e-3, 1e-3, 1e12], dtype=F64),
-                                                           steps=400, record_steps=[0, 400])
+    yield (
+        "grown_between_records",
+        (net3, Wc, Xc, yc),
+        dict(lr=torch.tensor([1e-3, 1e-3, 1e12], dtype=F64), steps=400, record_steps=[0, 400]),
+    )
     # the exponential loss on conflicting labels grows geometrically: first bad step 17
     net_s = LeakyNetwork(3, 3, "smoothed_leaky_relu", 0.5)
     Ws = net_s.init(3, 0.1, seed=0, batch=3)
     slow = dict(loss="exp", steps=300, record_steps=[0, 300], max_loss_growth=1e3)
-    yield "slow_growth", (net_s, Ws, Xc, yc), dict(lr=torch.tensor([1e-3, 6.0, 1e-3], dtype=F64), **slow)
+    yield (
+        "slow_growth",
+        (net_s, Ws, Xc, yc),
+        dict(lr=torch.tensor([1e-3, 6.0, 1e-3], dtype=F64), **slow),
+    )
     # configuration 2 diverges (step 3) before configuration 1 (step 9)
     W1 = Ws[1:2].expand(3, -1, -1).clone()
-    yield "later_config_first", (net_s, W1, Xc, yc), dict(lr=torch.tensor([1e-3, 7.0, 20.0], dtype=F64), **slow)
+    yield (
+        "later_config_first",
+        (net_s, W1, Xc, yc),
+        dict(lr=torch.tensor([1e-3, 7.0, 20.0], dtype=F64), **slow),
+    )
     # at step 2 configuration 0 has grown and configuration 1 is infinite: the infinite one is named
-    yield "tie_nonfinite_first", (net_s, W1, Xc, yc), dict(lr=torch.tensor([100.0, 200.0, 1e-3], dtype=F64),
-                                                          **slow)
+    yield (
+        "tie_nonfinite_first",
+        (net_s, W1, Xc, yc),
+        dict(lr=torch.tensor([100.0, 200.0, 1e-3], dtype=F64), **slow),
+    )
     yield "nan_data", (net, W0, Xn, y), dict(lr=0.1, steps=3)
     yield "inf_weights", (net, Wn, X, y), dict(lr=0.1, steps=3)
     yield "overflow", (net, W0, X, y), dict(lr=1e308, steps=3)
-    yield "overflow_between_records", (net, W0, X, y), dict(lr=torch.tensor([0.1, 1e306, 1e308], dtype=F64),
-                                                           steps=250, record_steps=[0, 250])
+    yield (
+        "overflow_between_records",
+        (net, W0, X, y),
+        dict(lr=torch.tensor([0.1, 1e306, 1e308], dtype=F64), steps=250, record_steps=[0, 250]),
+    )
     yield "growth_below_one", (net, W0, X, y), dict(lr=0.1, steps=3, max_loss_growth=0.5)
 
 
@@ -279,11 +330,17 @@ def test_check_every_validated():
 
 # --- float32 -----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("normalized", [False, True])
 def test_float32_follows_float64(normalized):
     net, X, y, W0 = problem(act="smoothed_leaky_relu")
-    kw = dict(lr=0.1, steps=100, normalized=normalized, record_steps=[0, 10, 50, 100],
-              metrics={"stable_rank": metrics.stable_rank})
+    kw = dict(
+        lr=0.1,
+        steps=100,
+        normalized=normalized,
+        record_steps=[0, 10, 50, 100],
+        metrics={"stable_rank": metrics.stable_rank},
+    )
     r64 = gradient_descent(net, W0, X, y, **kw)
     r32 = gradient_descent(net, W0.to(F32), X, y, **kw)
     assert r32.W.dtype == F32 and r32.where() == {"device": "cpu", "dtype": "float32"}
@@ -298,11 +355,23 @@ def test_float32_follows_float64(normalized):
 
 # --- per-step traces without per-step host reads --------------------------------------------------
 
+
 def test_trace_equals_recording_every_step():
     net, X, y, W0 = problem()
-    every = gradient_descent(net, W0, X, y, lr=0.1, steps=30, normalized=True, record_steps=range(31))
-    traced = gradient_descent(net, W0, X, y, lr=0.1, steps=30, normalized=True, record_steps=[0, 30],
-                              trace=("log_loss", "min_margin", "loss"))
+    every = gradient_descent(
+        net, W0, X, y, lr=0.1, steps=30, normalized=True, record_steps=range(31)
+    )
+    traced = gradient_descent(
+        net,
+        W0,
+        X,
+        y,
+        lr=0.1,
+        steps=30,
+        normalized=True,
+        record_steps=[0, 30],
+        trace=("log_loss", "min_margin", "loss"),
+    )
     assert torch.equal(every.W, traced.W)
     for k in ("loss", "log_loss", "min_margin"):
         assert traced.trace[k].shape == (31, 3)
@@ -316,7 +385,7 @@ def test_trace_equals_recording_every_step():
 def test_traced_run_on_meta_has_no_host_reads(monkeypatch):
     monkeypatch.setattr(trainer._Steps, "poll", lambda self: None)
     net, W, X, y = meta_problem()
-    with pytest.raises((RuntimeError, NotImplementedError)):   # only the final transfer reads
+    with pytest.raises((RuntimeError, NotImplementedError)):  # only the final transfer reads
         gradient_descent(net, W, X, y, lr=0.1, steps=20, record_steps=[], trace=("log_loss",))
     # the loop itself: the step plus the trace copy run under the guard
     lr_t = trainer._lr_tensor(0.1, 4, F64, META)
@@ -336,9 +405,11 @@ def test_divergence_monitor_alone():
     mon = trainer.DivergenceMonitor(3, F64, "cpu", nonfinite_first=False)
     mon.update(0, torch.tensor([1.0, 2.0, 3.0], dtype=F64), torch.tensor([True, True, True]))
     assert mon.first() is None
-    mon.update(1, torch.tensor([1.0, 9.0, float("nan")], dtype=F64), torch.tensor([True, False, False]))
+    mon.update(
+        1, torch.tensor([1.0, 9.0, float("nan")], dtype=F64), torch.tensor([True, False, False])
+    )
     mon.update(2, torch.tensor([7.0, 1.0, 1.0], dtype=F64), torch.tensor([False, True, True]))
-    assert mon.first() == (1, 1, 9.0)      # earliest step, lowest configuration
+    assert mon.first() == (1, 1, 9.0)  # earliest step, lowest configuration
     mon.nonfinite_first = True
     t, cfg, v = mon.first()
     assert (t, cfg) == (1, 2) and math.isnan(v)

@@ -1,4 +1,5 @@
 """Tests of twolayer.paper_a.flow: loss-normalised GD as a time change of gradient flow."""
+
 from __future__ import annotations
 
 import math
@@ -13,7 +14,9 @@ from twolayer.paper_a import data, flow, kkt, models, trainer
 def test_span_coordinates_preserve_inner_products():
     X = np.random.default_rng(0).standard_normal((5, 30))
     Xc, Q = flow.span_coordinates(X)
-    assert Xc.shape == (5, 5) and np.allclose(Xc @ Xc.T, X @ X.T) and np.allclose(Q.T @ Q, np.eye(5))
+    assert (
+        Xc.shape == (5, 5) and np.allclose(Xc @ Xc.T, X @ X.T) and np.allclose(Q.T @ Q, np.eye(5))
+    )
 
 
 def test_log_flow_time_is_riemann_sum():
@@ -30,7 +33,9 @@ def test_normalized_flow_checkpoints_and_history():
     run = flow.normalized_flow(net, W0, X, y, "exp", 0.5, [10, 50])
     assert list(run.checkpoints) == [0, 10, 50] and run.W.shape == (3, 2, 3, 6)
     assert run.log_loss.shape == (51, 2) and np.all(np.diff(run.log_time[1:], axis=0) > 0)
-    same = trainer.gradient_descent(net, W0, X, y, "exp", 0.5, 50, normalized=True, record_steps=[50])
+    same = trainer.gradient_descent(
+        net, W0, X, y, "exp", 0.5, 50, normalized=True, record_steps=[50]
+    )
     assert torch.allclose(run.W[-1], same.W)  # segments change nothing
     step, t = run.first_below(math.log(2) / 6)
     assert np.all(step > 0) and np.all(np.isfinite(t))
@@ -41,7 +46,9 @@ def test_flow_converges_to_problem3_optimum():
     net = models.LeakyNetwork(2, 2, gamma=0.5)
     sol = kkt.solve_problem3(ds.X, ds.y, 2, 2, 0.5)
     X, y = ds.torch()
-    run = flow.normalized_flow(net, net.init(6, 0.01, seed=0, batch=1), X, y, "exp", 0.5, [200, 2000])
+    run = flow.normalized_flow(
+        net, net.init(6, 0.01, seed=0, batch=1), X, y, "exp", 0.5, [200, 2000]
+    )
     dists = []
     for k in (1, 2):
         W = run.W[k, 0]
@@ -65,8 +72,17 @@ def test_normalized_flow_matches_trainer_per_configuration_steps_and_data():
     W0 = net.init(6, 0.1, seed=2, batch=2)
     lr = np.array([0.5, 0.125])
     run = flow.normalized_flow(net, W0, Xb, yb, "logistic", lr, [30])
-    ref = trainer.gradient_descent(net, W0, Xb, yb, "logistic", torch.as_tensor(lr), 30,
-                                   normalized=True, record_steps=np.arange(31))
+    ref = trainer.gradient_descent(
+        net,
+        W0,
+        Xb,
+        yb,
+        "logistic",
+        torch.as_tensor(lr),
+        30,
+        normalized=True,
+        record_steps=np.arange(31),
+    )
     assert torch.allclose(run.W[-1], ref.W, rtol=1e-12, atol=1e-14)
     assert np.allclose(run.log_loss, ref.history["log_loss"], rtol=1e-12)
     assert run.s.shape == (2, 2) and np.allclose(run.s[-1], 30 * lr)
@@ -79,8 +95,9 @@ def test_continue_flow_equals_one_run():
     X, y = ds.torch()
     W0 = net.init(6, 0.3, seed=0, batch=2)
     one = flow.normalized_flow(net, W0, X, y, "exp", 0.5, [10, 40])
-    two = flow.continue_flow(flow.normalized_flow(net, W0, X, y, "exp", 0.5, [10]),
-                             net, X, y, "exp", [5, 40])  # 5 <= 10 is ignored
+    two = flow.continue_flow(
+        flow.normalized_flow(net, W0, X, y, "exp", 0.5, [10]), net, X, y, "exp", [5, 40]
+    )  # 5 <= 10 is ignored
     assert list(two.checkpoints) == [0, 10, 40]
     assert torch.allclose(one.W, two.W) and np.allclose(one.log_time[1:], two.log_time[1:])
     assert flow.continue_flow(one, net, X, y, "exp", [20]) is one  # nothing to add
@@ -91,8 +108,7 @@ def test_steps_for_tolerance():
     assert flow.steps_for_tolerance([0.05, 0.1], 0.01, 100) == 2000
     # already below tol / factor: no extension (the answer is "no more steps")
     assert flow.steps_for_tolerance([0.001], 0.01, 100) == 100
-    assert flow.steps_for_tolerance(np.array([[0.1], [0.02]]), np.array([[0.1], [0.01]]),
-                                    10) == 40
+    assert flow.steps_for_tolerance(np.array([[0.1], [0.02]]), np.array([[0.1], [0.01]]), 10) == 40
     with np.testing.assert_raises(ValueError):
         flow.steps_for_tolerance([np.nan], 0.01, 100)
 
@@ -124,8 +140,9 @@ def test_rate_slopes():
 
 def test_settled_below_and_first_below():
     log_loss = np.log(np.array([[1.0, 1.0], [0.1, 1.0], [0.5, 1.0], [0.1, 1.0]]))
-    run = flow.FlowRun(np.array([0]), torch.zeros(1, 2, 1, 1), log_loss,
-                       flow.log_flow_time(log_loss, 1.0), 1.0)
+    run = flow.FlowRun(
+        np.array([0]), torch.zeros(1, 2, 1, 1), log_loss, flow.log_flow_time(log_loss, 1.0), 1.0
+    )
     step, t = run.settled_below(0.2)
     assert list(step) == [3, -1] and np.isinf(t[1])  # the second never gets there
     first, _ = run.first_below(0.2)
@@ -166,8 +183,9 @@ def test_phase_diagram_certifies_where_the_assumption_holds():
 def test_first_dimension():
     import pandas as pd
 
-    tab = pd.DataFrame({"n": [4] * 6, "d": [1, 1, 10, 10, 100, 100],
-                        "ok": [True, True, False, True, True, True]})
+    tab = pd.DataFrame(
+        {"n": [4] * 6, "d": [1, 1, 10, 10, 100, 100], "ok": [True, True, False, True, True, True]}
+    )
     assert flow.first_dimension(tab, "ok") == {4: 100.0}
     tab.loc[5, "ok"] = False  # the largest d fails: no such dimension
     assert np.isnan(flow.first_dimension(tab, "ok")[4])
@@ -194,8 +212,9 @@ def test_deviation_function_rows():
 
 
 def test_leak_sweep_converges_and_reports_item7():
-    table, curves = flow.leak_sweep(6, 6, [(1, 1), (1, 2)], [0.5, 1.0], 0.9, "exp", 1.0,
-                                    200, 0.05, 200, seed=0)
+    table, curves = flow.leak_sweep(
+        6, 6, [(1, 1), (1, 2)], [0.5, 1.0], 0.9, "exp", 1.0, 200, 0.05, 200, seed=0
+    )
     assert len(table) == 4 and set(curves) == {(g, 1, m) for g in (0.5, 1.0) for m in (1, 2)}
     assert (table.deviation <= 0.05).all() and (table.ratio <= 1).all()
     assert (table.wstar_z_ratio <= table.z_bound + 1e-7).all()
@@ -211,8 +230,9 @@ def test_numpy_loop_agrees_with_the_torch_loop(loss, monkeypatch):
     fast = flow.normalized_flow(net, W0, X, y, loss, 0.5, [7, 300])
     monkeypatch.setattr(flow, "NUMPY_LOOP", False)
     slow = flow.normalized_flow(net, W0, X, y, loss, 0.5, [7, 300])
-    ref = trainer.gradient_descent(net, W0, X, y, loss, 0.5, 300, normalized=True,
-                                   record_steps=[300])
+    ref = trainer.gradient_descent(
+        net, W0, X, y, loss, 0.5, 300, normalized=True, record_steps=[300]
+    )
     assert torch.equal(slow.W[-1], ref.W)  # the torch loop is the trainer's update exactly
     assert torch.allclose(fast.W, slow.W, rtol=1e-12, atol=0)
     assert np.allclose(fast.log_loss, slow.log_loss, rtol=1e-12, atol=1e-12)
@@ -224,6 +244,7 @@ def test_smoothed_activation_takes_the_torch_loop():
     net = models.LeakyNetwork(2, 2, phi="smoothed_leaky_relu", gamma=0.5)
     W0 = net.init(6, 0.3, seed=1, batch=2)
     run = flow.normalized_flow(net, W0, X, y, "logistic", 0.5, [50])
-    ref = trainer.gradient_descent(net, W0, X, y, "logistic", 0.5, 50, normalized=True,
-                                   record_steps=[50])
+    ref = trainer.gradient_descent(
+        net, W0, X, y, "logistic", 0.5, 50, normalized=True, record_steps=[50]
+    )
     assert torch.equal(run.W[-1], ref.W)  # no NumPy path for it: the answer is "torch"

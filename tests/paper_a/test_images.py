@@ -1,6 +1,7 @@
 """Tests of twolayer.paper_a.images: the CIFAR-10 binary-archive loader on small archives written here in
 the official format (good, corrupt, truncated, wrong checksum, wrong layout), the digits
 stand-in, splitting, standardisation and binary labels."""
+
 from __future__ import annotations
 
 import hashlib
@@ -9,9 +10,9 @@ import tarfile
 import numpy as np
 import pytest
 
+from twolayer.common.contract import HexDigest, OptionalDir, ParameterError
 from twolayer.paper_a import images
 from twolayer.paper_a.images import ArchiveError, DatasetUnavailable
-from twolayer.common.contract import HexDigest, OptionalDir, ParameterError
 
 
 def _batches(seed=0, n=(7, 5, 6, 4, 3), n_test=9):
@@ -36,11 +37,12 @@ def test_official_record_layout_and_roundtrip(archive):
     with tarfile.open(path) as tar:
         names = sorted(m.name for m in tar)
         raw = tar.extractfile("cifar-10-batches-bin/data_batch_1.bin").read()
-    assert names == sorted(f"cifar-10-batches-bin/{f}" for f in
-                           (*images.CIFAR10_TRAIN_FILES, images.CIFAR10_TEST_FILE))
+    assert names == sorted(
+        f"cifar-10-batches-bin/{f}" for f in (*images.CIFAR10_TRAIN_FILES, images.CIFAR10_TEST_FILE)
+    )
     # record i: byte 0 = label, bytes 1..3072 = pixels (R, G, B planes of 32 x 32)
     assert len(raw) == 7 * 3073
-    assert raw[3073] == train[0][1][1] and raw[3074:3074 + 3072] == train[0][0][1].tobytes()
+    assert raw[3073] == train[0][1][1] and raw[3074 : 3074 + 3072] == train[0][0][1].tobytes()
     tr, te = images.load_cifar10(path.parent, md5=_md5(path))
     assert tr.n == 25 and te.n == 9 and tr.d == 3072 and tr.shape == (3, 32, 32)
     np.testing.assert_array_equal(tr.X, np.concatenate([b[0] for b in train]).astype(float))
@@ -147,13 +149,17 @@ def test_env_var_locates_archive(archive, monkeypatch):
 
 def test_prepare_cifar10_binary_and_multiclass(archive):
     path, train, test = archive
-    s = images.prepare("cifar10", 20, 5, seed=0, task="binary", data_dir=path.parent, md5=_md5(path))
+    s = images.prepare(
+        "cifar10", 20, 5, seed=0, task="binary", data_dir=path.parent, md5=_md5(path)
+    )
     assert s.X_train.shape == (20, 3072) and s.X_test.shape == (5, 3072)
     assert s.X_train.min() >= 0 and s.X_train.max() <= 1
     assert set(np.unique(s.y_train)) <= {-1.0, 1.0}
     m = images.prepare("cifar10", 25, None, seed=0, data_dir=path.parent, md5=_md5(path))
     assert m.X_test.shape[0] == 9 and m.num_classes == 10
-    np.testing.assert_array_equal(np.sort(m.y_train), np.sort(np.concatenate([b[1] for b in train])))
+    np.testing.assert_array_equal(
+        np.sort(m.y_train), np.sort(np.concatenate([b[1] for b in train]))
+    )
 
 
 def test_digits_stand_in():
@@ -199,8 +205,9 @@ def test_standardize_modes():
 def test_binary_labels():
     lab = np.arange(10)
     np.testing.assert_array_equal(images.binary_labels(lab, "digits"), [1, -1] * 5)
-    np.testing.assert_array_equal(images.binary_labels(lab, "cifar10"),
-                                  [1, 1, -1, -1, -1, -1, -1, -1, 1, 1])
+    np.testing.assert_array_equal(
+        images.binary_labels(lab, "cifar10"), [1, 1, -1, -1, -1, -1, -1, -1, 1, 1]
+    )
 
 
 def test_parameter_types():

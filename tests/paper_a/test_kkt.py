@@ -1,4 +1,5 @@
 """Tests of twolayer.paper_a.kkt: Problems (1) and (3), multipliers, z, z*, the three-point example."""
+
 from __future__ import annotations
 
 import math
@@ -73,7 +74,9 @@ def test_three_point_multipliers(eps):
     X, y = kkt.three_point_example(eps)
     sol = kkt.solve_problem3(X, y, 1, 1, kkt.THREE_POINT_GAMMA)
     assert np.allclose(sol.lam, kkt.three_point_multipliers(eps), atol=TOL)
-    assert np.allclose(kkt.three_point_kkt_system(eps), kkt.three_point_multipliers(eps), atol=1e-12)
+    assert np.allclose(
+        kkt.three_point_kkt_system(eps), kkt.three_point_multipliers(eps), atol=1e-12
+    )
     marg = y * (X @ sol.z)
     assert marg[1] == pytest.approx(6 * (1 + eps) / (4 * eps + 5), abs=TOL)
     assert marg[2] == pytest.approx(6 / 5, abs=TOL) and marg[1] > marg[2]
@@ -98,8 +101,7 @@ def test_z_from_weights_matches_z_when_collapsed(problem):
     assert np.allclose(kkt.z_from_weights(sol.W, 3), sol.z)
     v, u = kkt.group_means(sol.W, 3)
     assert np.allclose(v, sol.v) and np.allclose(u, sol.u)
-    assert math.isclose(np.linalg.norm(kkt.weights_from_vu(v, u, 3, 2)) ** 2,
-                        3 * v @ v + 2 * u @ u)
+    assert math.isclose(np.linalg.norm(kkt.weights_from_vu(v, u, 3, 2)) ** 2, 3 * v @ v + 2 * u @ u)
 
 
 def test_deviations_match_certify_and_are_nan_without_separation(problem):
@@ -130,8 +132,10 @@ def test_certify_reports_sign_pattern_and_slacks(problem):
     x = ds.X[i]
     u = sol.u + (0.1 - sol.u @ x) * x / (x @ x)
     W = kkt.weights_from_vu(sol.v, u, 3, 2)
-    assert float(net.margins(torch.as_tensor(W), torch.as_tensor(ds.X),
-                             torch.as_tensor(ds.y)).min()) > 0
+    assert (
+        float(net.margins(torch.as_tensor(W), torch.as_tensor(ds.X), torch.as_tensor(ds.y)).min())
+        > 0
+    )
     bad = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
     assert bad["sign_pattern_min"] < 0 and bad["sign_pattern_slack"] > 0
 

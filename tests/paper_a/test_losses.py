@@ -1,4 +1,5 @@
 """Tests of twolayer.paper_a.losses: values by hand, stability at huge margins, g = -ell'."""
+
 from __future__ import annotations
 
 import math
@@ -18,10 +19,17 @@ def t(values):
 
 # --- values by hand ------------------------------------------------------------------------------
 
+
 def test_logistic_values_by_hand():
     q = t([0.0, 1.0, -1.0, 2.5])
-    expected = t([math.log(2.0), math.log(1 + math.exp(-1.0)), math.log(1 + math.e),
-                  math.log(1 + math.exp(-2.5))])
+    expected = t(
+        [
+            math.log(2.0),
+            math.log(1 + math.exp(-1.0)),
+            math.log(1 + math.e),
+            math.log(1 + math.exp(-2.5)),
+        ]
+    )
     torch.testing.assert_close(Ls.logistic(q), expected, rtol=1e-15, atol=0)
 
 
@@ -67,7 +75,9 @@ def test_g_is_minus_derivative_autograd(name):
 
 def test_g_by_hand():
     q = t([0.0, 2.0])
-    torch.testing.assert_close(Ls.logistic_g(q), t([0.5, 1 / (1 + math.exp(2.0))]), rtol=1e-15, atol=0)
+    torch.testing.assert_close(
+        Ls.logistic_g(q), t([0.5, 1 / (1 + math.exp(2.0))]), rtol=1e-15, atol=0
+    )
     torch.testing.assert_close(Ls.exponential_g(q), t([1.0, math.exp(-2.0)]), rtol=1e-15, atol=0)
 
 
@@ -92,6 +102,7 @@ def test_logistic_log_loss_across_the_branch_point():
 
 # --- empirical risk in log space ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["logistic", "exp"])
 def test_log_empirical_risk_equals_log_mean_where_representable(name):
     loss = Ls.get_loss(name)
@@ -107,7 +118,7 @@ def test_log_empirical_risk_finite_where_mean_underflows(name):
     loss = Ls.get_loss(name)
     q = t([1e4, 1e4 + 1.0, 1e4 + 3.0])
     assert float(loss.empirical_risk(q)) == 0.0  # L underflows ...
-    logL = float(loss.log_empirical_risk(q))     # ... log L does not
+    logL = float(loss.log_empirical_risk(q))  # ... log L does not
     # log L = -1e4 + log((1 + e^{-1} + e^{-3}) / 3) up to e^{-1e4} corrections
     expected = -1e4 + math.log((1 + math.exp(-1.0) + math.exp(-3.0)) / 3)
     assert math.isfinite(logL)
@@ -115,6 +126,7 @@ def test_log_empirical_risk_finite_where_mean_underflows(name):
 
 
 # --- normalised weights g_i / (n L) ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["logistic", "exp"])
 def test_normalized_weights_definition(name):
@@ -132,7 +144,9 @@ def test_normalized_weights_definition(name):
 def test_normalized_weights_logistic_by_hand():
     q = t([0.0, 0.0])  # g = 1/2, L = log 2: w = (1/2) / (2 log 2)
     w = Ls.get_loss("logistic").normalized_weights(q)
-    torch.testing.assert_close(w, torch.full((2,), 0.25 / math.log(2.0), dtype=F64), rtol=1e-15, atol=0)
+    torch.testing.assert_close(
+        w, torch.full((2,), 0.25 / math.log(2.0), dtype=F64), rtol=1e-15, atol=0
+    )
 
 
 @pytest.mark.parametrize("q", [[-3.0, 0.0, 2.0, 5.0], [1e4, 1e4 + 1.0, 1e4 + 2.0], [-700.0, 700.0]])
@@ -160,6 +174,7 @@ def test_logistic_normalized_weights_at_underflow():
 
 
 # --- registry --------------------------------------------------------------------------------------
+
 
 def test_get_loss_names():
     assert Ls.get_loss("logistic").name == "logistic"

@@ -1,4 +1,5 @@
 """Tests of twolayer.paper_a.lowrank: Theorem 4.2's constants, our (A2) bound and stable-rank bounds."""
+
 from __future__ import annotations
 
 import math
@@ -61,8 +62,12 @@ def _setup(n=6, d=120, m=16, gamma=0.5, seed=0):
 
 def test_grad_at_zero_is_rank_one_with_the_closed_form_norm():
     ds, X, y, net, c = _setup()
-    _, _, G = net.loss_and_grad(torch.zeros((16, 120), dtype=torch.float64), X, y, losses.get_loss("logistic"))
-    assert float(torch.linalg.matrix_norm(G)) == pytest.approx(lowrank.grad_at_zero_norm(ds.X, ds.y, 0.5), rel=1e-12)
+    _, _, G = net.loss_and_grad(
+        torch.zeros((16, 120), dtype=torch.float64), X, y, losses.get_loss("logistic")
+    )
+    assert float(torch.linalg.matrix_norm(G)) == pytest.approx(
+        lowrank.grad_at_zero_norm(ds.X, ds.y, 0.5), rel=1e-12
+    )
     assert float(metrics.stable_rank(G)) == pytest.approx(1.0, abs=1e-12)
 
 
@@ -75,17 +80,37 @@ def test_init_bound_gives_the_step1_bound():
     W0 = net.init(120, b.omega, seed=1, batch=32)
     lr = torch.full((32,), alpha, dtype=torch.float64)
     real = lowrank.init_condition(net, W0, X, y, lr, 0.5, 0.05)
-    assert real["holds"].all() and (real["f_max"] <= 1 / 50).all() and (real["step_ratio"] <= 0.05).all()
-    res = trainer.gradient_descent(net, W0, X, y, lr=alpha, steps=1, record_steps=[0, 1],
-                                   metrics={"stable_rank": metrics.stable_rank})
+    assert (
+        real["holds"].all()
+        and (real["f_max"] <= 1 / 50).all()
+        and (real["step_ratio"] <= 0.05).all()
+    )
+    res = trainer.gradient_descent(
+        net,
+        W0,
+        X,
+        y,
+        lr=alpha,
+        steps=1,
+        record_steps=[0, 1],
+        metrics={"stable_rank": metrics.stable_rank},
+    )
     assert (res.history["stable_rank"][1] <= lowrank.step1_bound(0.05)).all()
     # 100 times larger: the condition fails and the rank stays high
     W_big = W0 * 1e3
     real = lowrank.init_condition(net, W_big, X, y, lr, 0.5, 0.05)
     assert not real["holds"].any()
     _, _, G = net.loss_and_grad(W_big, X, y, losses.get_loss("logistic"))
-    res = trainer.gradient_descent(net, W_big, X, y, lr=alpha, steps=1, record_steps=[0, 1],
-                                   metrics={"stable_rank": metrics.stable_rank})
+    res = trainer.gradient_descent(
+        net,
+        W_big,
+        X,
+        y,
+        lr=alpha,
+        steps=1,
+        record_steps=[0, 1],
+        metrics={"stable_rank": metrics.stable_rank},
+    )
     lower = lowrank.step1_lower_bound(W_big, G, lr)
     assert (res.history["stable_rank"][1] >= lower * (1 - 1e-12)).all()
     assert (lower > lowrank.step1_bound(0.05)).all()
@@ -109,9 +134,15 @@ def test_trajectory_bound_holds_for_any_step(lr_mult):
     g0 = lowrank.grad_at_zero_norm(ds.X, ds.y, 0.5)
     b = lowrank.init_bound(16, 120, c, alpha, g0)
     W0 = net.init(120, b.omega, seed=3, batch=4)
-    res = trainer.gradient_descent(net, W0, X, y, lr=alpha * lr_mult, steps=60,
-                                   metrics={"stable_rank": metrics.stable_rank,
-                                            "log_ratio": lowrank.loss_ratio(net, X, y)})
+    res = trainer.gradient_descent(
+        net,
+        W0,
+        X,
+        y,
+        lr=alpha * lr_mult,
+        steps=60,
+        metrics={"stable_rank": metrics.stable_rank, "log_ratio": lowrank.loss_ratio(net, X, y)},
+    )
     sr = res.history["stable_rank"]
     assert (sr[1:] <= lowrank.trajectory_bound(0.5, c.rho, 0.05)).all()
     assert (res.history["min_margin"][1:] > 0).all()  # Lemma E.11(c): interpolation from step 1

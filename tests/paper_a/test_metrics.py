@@ -1,4 +1,5 @@
 """Tests of twolayer.paper_a.metrics against hand-computed cases."""
+
 from __future__ import annotations
 
 import math
@@ -14,6 +15,7 @@ F64 = torch.float64
 
 
 # --- singular values, stable rank, numerical rank -------------------------------------------------------
+
 
 def test_singular_values_hand_case_and_order():
     W = torch.tensor([[3.0, 0.0, 0.0], [0.0, -4.0, 0.0]], dtype=F64)
@@ -50,8 +52,13 @@ def test_stable_rank_of_zero_is_zero():
 
 
 def test_stable_rank_batched():
-    W = torch.stack([torch.eye(3, dtype=F64), torch.diag(torch.tensor([3.0, 4.0, 0.0], dtype=F64)),
-                     torch.zeros(3, 3, dtype=F64)])
+    W = torch.stack(
+        [
+            torch.eye(3, dtype=F64),
+            torch.diag(torch.tensor([3.0, 4.0, 0.0], dtype=F64)),
+            torch.zeros(3, 3, dtype=F64),
+        ]
+    )
     sr = metrics.stable_rank(W)
     assert sr.shape == (3,)
     torch.testing.assert_close(sr, torch.tensor([3.0, 25 / 16, 0.0], dtype=F64), rtol=1e-14, atol=0)
@@ -60,14 +67,14 @@ def test_stable_rank_batched():
     assert sr2.shape == (2, 3)
     # in [1, rank W] and equal to sum s^2 / s_1^2
     s = metrics.singular_values(W2)
-    torch.testing.assert_close(sr2, (s ** 2).sum(-1) / s[..., 0] ** 2, rtol=1e-12, atol=0)
+    torch.testing.assert_close(sr2, (s**2).sum(-1) / s[..., 0] ** 2, rtol=1e-12, atol=0)
     assert torch.all(sr2 >= 1) and torch.all(sr2 <= 4)
 
 
 def test_numerical_rank_with_tol():
     W = torch.diag(torch.tensor([1.0, 1e-3, 1e-8], dtype=F64))
     assert int(metrics.numerical_rank(W, tol=1e-9)) == 3
-    assert int(metrics.numerical_rank(W)) == 2          # default tol 1e-6
+    assert int(metrics.numerical_rank(W)) == 2  # default tol 1e-6
     assert int(metrics.numerical_rank(W, tol=1e-2)) == 1
     # relative to sigma_1: scaling W does not change it
     assert int(metrics.numerical_rank(1e6 * W, tol=1e-6)) == 2
@@ -83,6 +90,7 @@ def test_numerical_rank_bad_tol_raises(tol):
 
 
 # --- margins --------------------------------------------------------------------------------------------------
+
 
 def toy():
     net = LeakyNetwork(2, 2, "leaky_relu", 0.3)
@@ -101,7 +109,9 @@ def test_margins_by_hand():
     # f(x) = (phi(x_1) - phi(x_2)) / sqrt(2), phi = max(z/2, z)
     f = torch.tensor([(2.0 - 1.0), (-0.5 - 3.0)], dtype=F64) / math.sqrt(2)
     torch.testing.assert_close(metrics.margins(net, W, X, y), y * f, rtol=1e-15, atol=0)
-    torch.testing.assert_close(metrics.margins(net, W.numpy(), X.numpy(), y.numpy()), y * f, rtol=1e-15, atol=0)
+    torch.testing.assert_close(
+        metrics.margins(net, W.numpy(), X.numpy(), y.numpy()), y * f, rtol=1e-15, atol=0
+    )
     nm = metrics.normalized_margins(net, W, X, y)
     torch.testing.assert_close(nm, y * f / math.sqrt(2), rtol=1e-15, atol=0)  # ||W||_F = sqrt 2
 
@@ -110,10 +120,13 @@ def test_margins_by_hand():
 def test_normalized_margins_invariant_under_scaling(c):
     net, W, X, y = toy()
     base = metrics.normalized_margins(net, W, X, y)
-    torch.testing.assert_close(metrics.normalized_margins(net, c * W, X, y), base, rtol=1e-13, atol=0)
+    torch.testing.assert_close(
+        metrics.normalized_margins(net, c * W, X, y), base, rtol=1e-13, atol=0
+    )
     # ... whereas unnormalised margins scale by c
-    torch.testing.assert_close(metrics.margins(net, c * W, X, y), c * metrics.margins(net, W, X, y),
-                               rtol=1e-13, atol=0)
+    torch.testing.assert_close(
+        metrics.margins(net, c * W, X, y), c * metrics.margins(net, W, X, y), rtol=1e-13, atol=0
+    )
 
 
 def test_normalized_margins_batched():
@@ -122,7 +135,9 @@ def test_normalized_margins_batched():
     nm = metrics.normalized_margins(net, Wb, X, y)
     assert nm.shape == (3, 6)
     for b in range(3):
-        torch.testing.assert_close(nm[b], metrics.normalized_margins(net, Wb[b], X, y), rtol=1e-14, atol=0)
+        torch.testing.assert_close(
+            nm[b], metrics.normalized_margins(net, Wb[b], X, y), rtol=1e-14, atol=0
+        )
 
 
 def test_normalize_by_margin_gives_min_margin_one():
@@ -136,8 +151,9 @@ def test_normalize_by_margin_gives_min_margin_one():
     Wb = torch.stack([W, 5 * W])
     Wbn = metrics.normalize_by_margin(net, Wb, X, y)
     assert Wbn.shape == Wb.shape
-    torch.testing.assert_close(metrics.margins(net, Wbn, X, y).min(-1).values,
-                               torch.ones(2, dtype=F64), rtol=1e-13, atol=0)
+    torch.testing.assert_close(
+        metrics.margins(net, Wbn, X, y).min(-1).values, torch.ones(2, dtype=F64), rtol=1e-13, atol=0
+    )
 
 
 def test_normalize_by_margin_raises_on_misclassified_data():

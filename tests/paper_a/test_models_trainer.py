@@ -1,5 +1,6 @@
 """Tests of twolayer.paper_a.models and twolayer.paper_a.trainer: the network, its closed-form gradient and
 batched gradient descent."""
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,12 @@ import torch
 from twolayer.paper_a import data, metrics
 from twolayer.paper_a.losses import get_loss
 from twolayer.paper_a.models import LeakyNetwork, TwoLayerNet, second_layer
-from twolayer.paper_a.trainer import DivergenceError, TrainResult, gradient_descent, log_spaced_steps
+from twolayer.paper_a.trainer import (
+    DivergenceError,
+    TrainResult,
+    gradient_descent,
+    log_spaced_steps,
+)
 
 F64 = torch.float64
 ACTIVATIONS = ["leaky_relu", "smoothed_leaky_relu"]
@@ -34,6 +40,7 @@ def hand_forward(net: LeakyNetwork, W: torch.Tensor, x: torch.Tensor) -> float:
 
 
 # --- the fixed second layer ------------------------------------------------------------------------
+
 
 def test_second_layer_values():
     a = second_layer(3, 2)
@@ -67,6 +74,7 @@ def test_leaky_network_a_follows_like():
 
 # --- initialisation ----------------------------------------------------------------------------------
 
+
 def test_init_shapes_determinism_and_scale():
     net = LeakyNetwork(3, 2)
     W = net.init(4, 0.5, seed=7)
@@ -87,10 +95,11 @@ def test_init_gaussian_statistics():
     N = W.numel()
     assert abs(float(W.mean())) <= 5 * 0.3 / math.sqrt(N)
     # sample variance of N(0, s^2): sd s^2 sqrt(2/N); 5 sigma
-    assert abs(float((W ** 2).mean()) - 0.09) <= 5 * 0.09 * math.sqrt(2 / N)
+    assert abs(float((W**2).mean()) - 0.09) <= 5 * 0.09 * math.sqrt(2 / N)
 
 
 # --- forward -------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("act", ACTIVATIONS)
 def test_forward_equals_hand_loop(act):
@@ -133,6 +142,7 @@ def test_smoothed_network_is_not_homogeneous():
 
 
 # --- closed-form gradient ------------------------------------------------------------------------------
+
 
 def autograd_risk_and_grad(net, W, X, y, loss):
     Wg = W.clone().requires_grad_(True)
@@ -221,6 +231,7 @@ def test_normalized_gradient_finite_when_loss_underflows():
 
 # --- gradient descent ---------------------------------------------------------------------------------
 
+
 def gd_setup(B=3, act="leaky_relu", n=8, d=20, seed=0):
     net = LeakyNetwork(3, 2, act, gamma=0.3)
     X, y = small_problem(n=n, d=d, seed=seed)
@@ -233,12 +244,21 @@ def gd_setup(B=3, act="leaky_relu", n=8, d=20, seed=0):
 def test_batched_run_equals_separate_runs(act, normalized):
     net, X, y, W0 = gd_setup(act=act)
     lr = torch.tensor([0.05, 0.1, 0.2], dtype=F64)
-    res = gradient_descent(net, W0, X, y, lr=lr, steps=15, normalized=normalized,
-                           record_steps=[0, 5, 15])
+    res = gradient_descent(
+        net, W0, X, y, lr=lr, steps=15, normalized=normalized, record_steps=[0, 5, 15]
+    )
     assert res.W.shape == W0.shape
     for b in range(3):
-        one = gradient_descent(net, W0[b], X, y, lr=float(lr[b]), steps=15,
-                               normalized=normalized, record_steps=[0, 5, 15])
+        one = gradient_descent(
+            net,
+            W0[b],
+            X,
+            y,
+            lr=float(lr[b]),
+            steps=15,
+            normalized=normalized,
+            record_steps=[0, 5, 15],
+        )
         assert one.W.shape == W0[b].shape
         torch.testing.assert_close(res.W[b], one.W, rtol=1e-12, atol=1e-14)
         for k in ["loss", "log_loss", "min_margin"]:
@@ -255,7 +275,9 @@ def test_one_step_by_hand():
     # normalised GD with lr is plain GD with lr / L(W0)
     L0, _, _ = net.loss_and_grad(W0, X, y, loss)
     resn = gradient_descent(net, W0, X, y, lr=0.3, steps=1, normalized=True, record_steps=[1])
-    torch.testing.assert_close(resn.W, W0 - (0.3 / L0).reshape(-1, 1, 1) * G, rtol=1e-13, atol=1e-15)
+    torch.testing.assert_close(
+        resn.W, W0 - (0.3 / L0).reshape(-1, 1, 1) * G, rtol=1e-13, atol=1e-15
+    )
 
 
 def test_float_lr_equals_constant_lr_tensor():
@@ -278,13 +300,21 @@ def test_per_config_lr_is_applied_per_config():
 
 def test_record_steps_honoured_and_history_shapes():
     net, X, y, W0 = gd_setup()
-    fro = lambda W: torch.linalg.matrix_norm(W)                 # (B,)
-    svals = lambda W: metrics.singular_values(W)                # (B, min(m, d))
+    fro = lambda W: torch.linalg.matrix_norm(W)  # (B,)
+    svals = lambda W: metrics.singular_values(W)  # (B, min(m, d))
     import time
 
     start = time.perf_counter()
-    res = gradient_descent(net, W0, X, y, lr=0.1, steps=6, record_steps=[6, 0, 3, 3],
-                           metrics={"fro": fro, "svals": svals})
+    res = gradient_descent(
+        net,
+        W0,
+        X,
+        y,
+        lr=0.1,
+        steps=6,
+        record_steps=[6, 0, 3, 3],
+        metrics={"fro": fro, "svals": svals},
+    )
     elapsed = time.perf_counter() - start
     assert isinstance(res, TrainResult)
     assert res.steps.tolist() == [0, 3, 6]
@@ -293,22 +323,28 @@ def test_record_steps_honoured_and_history_shapes():
         assert res.history[k].shape == (3, 3)
     assert res.history["svals"].shape == (3, 3, 5)
     # step 0 is W0; step 3 is the end of a 3-step run; step 6 is the final W
-    np.testing.assert_allclose(res.history["fro"][0], torch.linalg.matrix_norm(W0).numpy(), rtol=1e-15)
+    np.testing.assert_allclose(
+        res.history["fro"][0], torch.linalg.matrix_norm(W0).numpy(), rtol=1e-15
+    )
     three = gradient_descent(net, W0, X, y, lr=0.1, steps=3, record_steps=[3])
     np.testing.assert_allclose(res.history["loss"][1], three.final("loss"), rtol=1e-14)
-    np.testing.assert_allclose(res.final("fro"), torch.linalg.matrix_norm(res.W).numpy(), rtol=1e-14)
+    np.testing.assert_allclose(
+        res.final("fro"), torch.linalg.matrix_norm(res.W).numpy(), rtol=1e-14
+    )
     L, logL, _ = net.loss_and_grad(W0, X, y, get_loss("logistic"))
     np.testing.assert_allclose(res.history["loss"][0], L.numpy(), rtol=1e-15)
     np.testing.assert_allclose(res.history["log_loss"][0], logL.numpy(), rtol=1e-15)
-    np.testing.assert_allclose(res.history["min_margin"][0],
-                               net.margins(W0, X, y).min(-1).values.numpy(), rtol=1e-15)
+    np.testing.assert_allclose(
+        res.history["min_margin"][0], net.margins(W0, X, y).min(-1).values.numpy(), rtol=1e-15
+    )
     assert 0 < res.wall_time <= elapsed  # the run's own duration, not a timestamp
 
 
 def test_single_config_history_shapes_and_default_record_steps():
     net, X, y, W0 = gd_setup()
-    res = gradient_descent(net, W0[0], X, y, lr=0.1, steps=100,
-                           metrics={"svals": lambda W: metrics.singular_values(W)})
+    res = gradient_descent(
+        net, W0[0], X, y, lr=0.1, steps=100, metrics={"svals": lambda W: metrics.singular_values(W)}
+    )
     assert np.array_equal(res.steps, log_spaced_steps(100))
     k = len(res.steps)
     assert res.W.shape == W0[0].shape
@@ -380,9 +416,17 @@ def test_bad_steps_raise(steps):
         gradient_descent(net, W0, X, y, steps=steps)
 
 
-@pytest.mark.parametrize("lr", [0.0, -0.1, float("inf"), float("nan"),
-                                torch.tensor([0.1, 0.0, 0.1], dtype=F64),
-                                torch.tensor([0.1, 0.1], dtype=F64)])
+@pytest.mark.parametrize(
+    "lr",
+    [
+        0.0,
+        -0.1,
+        float("inf"),
+        float("nan"),
+        torch.tensor([0.1, 0.0, 0.1], dtype=F64),
+        torch.tensor([0.1, 0.1], dtype=F64),
+    ],
+)
 def test_bad_lr_raises(lr):
     net, X, y, W0 = gd_setup()
     with pytest.raises(ValueError, match="lr"):
@@ -405,16 +449,19 @@ def test_zero_steps_records_initial_state():
 
 # --- log_spaced_steps ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("steps,num", [(0, 50), (1, 50), (2, 50), (10, 5), (1000, 50), (12345, 20), (7, 100)])
+
+@pytest.mark.parametrize(
+    "steps,num", [(0, 50), (1, 50), (2, 50), (10, 5), (1000, 50), (12345, 20), (7, 100)]
+)
 def test_log_spaced_steps_properties(steps, num):
     s = log_spaced_steps(steps, num)
     assert s.dtype.kind == "i"
     assert s[0] == 0 and s[-1] == steps
-    assert np.all(np.diff(s) > 0)                  # sorted, unique
+    assert np.all(np.diff(s) > 0)  # sorted, unique
     assert np.all((s >= 0) & (s <= steps))
     if steps >= 1:
         assert s[1] == 1
-    assert len(s) <= num + 1                       # 0 plus at most num log-spaced points
+    assert len(s) <= num + 1  # 0 plus at most num log-spaced points
     if steps >= 2:
         # geometric grid g_{k+1} = rho g_k, rho = steps^(1/(num-1)), rounded to s_k = round(g_k):
         # s_{k+1} <= rho (s_k + 1/2) + 1/2 for consecutive points (duplicates only drop points)
@@ -429,6 +476,7 @@ def test_log_spaced_steps_negative_raises():
 
 # --- TwoLayerNet ------------------------------------------------------------------------------------------
 
+
 def test_glorot_uniform_bounds_and_variance():
     d, m = 10, 400
     net = TwoLayerNet(d, m, seed=0, dtype=F64)
@@ -440,7 +488,7 @@ def test_glorot_uniform_bounds_and_variance():
     assert float(W.abs().max()) >= 0.9 * r1 and float(a.abs().max()) >= 0.9 * r2
     # U(-r, r) has E u^2 = r^2/3 and Var u^2 = 4 r^4 / 45; a 5-sigma interval
     N = W.numel()
-    assert abs(float((W ** 2).mean()) - r1 ** 2 / 3) <= 5 * math.sqrt(4 * r1 ** 4 / (45 * N))
+    assert abs(float((W**2).mean()) - r1**2 / 3) <= 5 * math.sqrt(4 * r1**4 / (45 * N))
 
 
 def test_glorot_init_scale_multiplies():
@@ -454,7 +502,7 @@ def test_gaussian_init():
     net = TwoLayerNet(100, 100, init="gaussian", init_scale=0.2, seed=1, dtype=F64)
     W = net.W.detach()
     N = W.numel()
-    assert abs(float((W ** 2).mean()) - 0.04) <= 5 * 0.04 * math.sqrt(2 / N)
+    assert abs(float((W**2).mean()) - 0.04) <= 5 * 0.04 * math.sqrt(2 / N)
 
 
 def test_bad_init_raises():
@@ -486,9 +534,11 @@ def test_two_layer_forward_by_hand(activation, bias):
     W, a = net.W.detach(), net.a.detach()
     b = net.b.detach() if bias else torch.zeros(5, dtype=F64)
     c = float(net.c.detach()) if bias else 0.0
-    phi = {"relu": lambda z: max(z, 0.0),
-           "leaky_relu": lambda z: max(z, 0.2 * z),
-           "smoothed_leaky_relu": lambda z: 0.2 * z + 0.8 * math.log((1 + math.exp(z)) / 2)}[activation]
+    phi = {
+        "relu": lambda z: max(z, 0.0),
+        "leaky_relu": lambda z: max(z, 0.2 * z),
+        "smoothed_leaky_relu": lambda z: 0.2 * z + 0.8 * math.log((1 + math.exp(z)) / 2),
+    }[activation]
     for i in range(6):
         expected = c + sum(float(a[j]) * phi(float(W[j] @ x[i]) + float(b[j])) for j in range(5))
         assert float(out[i]) == pytest.approx(expected, rel=1e-12, abs=1e-14)
@@ -510,10 +560,12 @@ def test_per_configuration_data_sets_equal_separate_runs():
     Xb = torch.as_tensor(np.stack([s.X for s in sets]))
     yb = torch.as_tensor(np.stack([s.y for s in sets]))
     W0 = net.init(30, 0.1, seed=0, batch=3)
-    res = gradient_descent(net, W0, Xb, yb, "exp", lr=0.1, steps=40, normalized=True,
-                           record_steps=[0, 40])
+    res = gradient_descent(
+        net, W0, Xb, yb, "exp", lr=0.1, steps=40, normalized=True, record_steps=[0, 40]
+    )
     for b, s in enumerate(sets):
         X, y = s.torch()
-        one = gradient_descent(net, W0[b], X, y, "exp", lr=0.1, steps=40, normalized=True,
-                               record_steps=[0, 40])
+        one = gradient_descent(
+            net, W0[b], X, y, "exp", lr=0.1, steps=40, normalized=True, record_steps=[0, 40]
+        )
         torch.testing.assert_close(res.W[b], one.W, rtol=1e-12, atol=1e-14)

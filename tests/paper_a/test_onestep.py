@@ -1,6 +1,7 @@
 """Tests of twolayer.paper_a.onestep (the runners of the one_step_low_rank chapter) and of the
 bounds it uses from twolayer.paper_a.lowrank: Fact E.7 and Lemma E.3 metrics, the smoothness and
 proxy-PL constants and the risk rate under (A1)."""
+
 from __future__ import annotations
 
 import math
@@ -8,6 +9,7 @@ import math
 import numpy as np
 import pytest
 import torch
+
 from twolayer.paper_a import losses, lowrank, onestep
 
 LOGISTIC = losses.get_loss("logistic")
@@ -57,14 +59,21 @@ def test_init_sweep_transition(small):
     assert sw["sr1"].shape == (6,) and (sw["multiplier"] == np.repeat([1.0, 1e2, 1e4], 2)).all()
     per_mult = sw["r"] / sw["multiplier"]  # r is linear in the scale (independent draws)
     np.testing.assert_allclose(per_mult, np.median(per_mult), rtol=0.2)
-    assert (sw["sr1"][:2] < 1.5).all()     # r about eps: one step to low rank
+    assert (sw["sr1"][:2] < 1.5).all()  # r about eps: one step to low rank
     assert (sw["sr1"][4:] > 0.5 * sw["sr0"][4:]).all()  # r about 500: no drop
     assert sw["a2_holds"][:2].all() and not sw["a2_holds"][4:].any()
 
 
 def test_size_sweep_rows():
-    rows = onestep.size_sweep({"m": [4, 8], "n": [3, 5]}, {"n": 4, "d": 30, "m": 6}, 0.5,
-                              seed=0, draws=2, long_lr_scale=100.0, long_steps=4)
+    rows = onestep.size_sweep(
+        {"m": [4, 8], "n": [3, 5]},
+        {"n": 4, "d": 30, "m": 6},
+        0.5,
+        seed=0,
+        draws=2,
+        long_lr_scale=100.0,
+        long_steps=4,
+    )
     assert len(rows) == 4 * 3
     kinds = [r["kind"] for r in rows]
     assert kinds.count("one step") == 8 and kinds.count("trajectory") == 4
@@ -81,7 +90,7 @@ def _autograd_gram(net, W, X):
     grads = []
     for i in range(X.shape[0]):
         Wr = W.clone().requires_grad_(True)
-        net.forward(Wr, X[i:i + 1]).sum().backward()
+        net.forward(Wr, X[i : i + 1]).sum().backward()
         grads.append(Wr.grad.reshape(-1))
     G = torch.stack(grads)
     return G @ G.T
@@ -123,8 +132,9 @@ def test_smoothness_and_proxy_pl(small):
         V = torch.randn((12, 60), generator=gen, dtype=torch.float64)
         V /= torch.linalg.matrix_norm(V)
         h = 1e-3
-        Lp, L0, Lm = (float(s.net.loss_and_grad(W + c * V, s.X, s.y, LOGISTIC)[0])
-                      for c in (h, 0.0, -h))
+        Lp, L0, Lm = (
+            float(s.net.loss_and_grad(W + c * V, s.X, s.y, LOGISTIC)[0]) for c in (h, 0.0, -h)
+        )
         assert abs(Lp - 2 * L0 + Lm) / h**2 <= beta * (1 + 1e-4)  # second derivative <= beta
         _, _, G = s.net.loss_and_grad(W, s.X, s.y, LOGISTIC)
         g = float(LOGISTIC.g(s.net.margins(W, s.X, s.y)).mean())
@@ -136,7 +146,8 @@ def test_smoothness_and_proxy_pl(small):
 
 def test_risk_rate_and_bound():
     assert lowrank.risk_rate(0.1, 1.0, 0.5) == pytest.approx(
-        0.1 * 0.95 * 0.25 / (2 * math.log(2)) ** 2)
+        0.1 * 0.95 * 0.25 / (2 * math.log(2)) ** 2
+    )
     assert lowrank.risk_rate(2.0, 1.0, 0.5) == 0.0  # lr beta >= 2: the descent lemma fails
     np.testing.assert_allclose(lowrank.risk_bound(0.5, [1, 11], 0.1), [0.5, 1 / 3])
     assert lowrank.steps_to_reach(0.5, 0.25, 0.1) == pytest.approx(21.0)
@@ -149,8 +160,9 @@ def test_risk_bound_holds_along_gradient_descent():
     s = onestep.setup(5, 40, 10, 0.5, seed=2)
     lr = 1000 * s.alpha_A1
     b = onestep.run_batch(s, [s.omega_A2], [lr], steps=100, seed=1, records=10, full=False)
-    kappa = lowrank.risk_rate(lr, lowrank.smoothness(s.consts, 10),
-                              lowrank.proxy_pl_constant(s.consts))
+    kappa = lowrank.risk_rate(
+        lr, lowrank.smoothness(s.consts, 10), lowrank.proxy_pl_constant(s.consts)
+    )
     assert kappa > 0
     t1 = b.steps >= 1
     loss = b.history["loss"][t1, 0]

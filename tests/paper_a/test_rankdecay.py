@@ -1,20 +1,21 @@
 """Tests of the Figure 1 helpers of twolayer.paper_a.rankdecay: configurations, relative curves,
 trends over seeds with confidence intervals, and "initialization scale against training
 longer". (The runs and the run store are tested in tests/common/test_store.py.)"""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
+
 from twolayer.paper_a import rankdecay
 
 COMMON = dict(n=10, m=4, gamma=0.1, beta=0.1, steps=5, n_test=20, records=4)
 
 
 def test_figure1_configs_keys():
-    cf = rankdecay.figure1_configs([7, 8], [50, 100], 100, [1.0, 0.1], 0.02, 0.01, 0.16,
-                                   **COMMON)
+    cf = rankdecay.figure1_configs([7, 8], [50, 100], 100, [1.0, 0.1], 0.02, 0.01, 0.16, **COMMON)
     left = [k for k in cf if k[0] == "left"]
     grid = [k for k in cf if k[0] == "grid"]
     assert len(left) == 2 * 2 and len(grid) == 2 * 2 * 2  # d_right already in dims
@@ -25,8 +26,10 @@ def test_figure1_configs_keys():
 
 
 def test_relative_curves():
-    R = {("grid", 50, 1.0, s): ({"stable_rank": np.array([4.0, 2.0, 1.0]) * (s + 1)}, {})
-         for s in (0, 1)}
+    R = {
+        ("grid", 50, 1.0, s): ({"stable_rank": np.array([4.0, 2.0, 1.0]) * (s + 1)}, {})
+        for s in (0, 1)
+    }
     out = rankdecay.relative_curves(R, ("grid", 50, 1.0), [0, 1])
     np.testing.assert_allclose(out, [[1, 0.5, 0.25], [1, 0.5, 0.25]])
 

@@ -1,4 +1,5 @@
 """Tests of twolayer.paper_a.sgd: batched minibatch SGD on two-layer ReLU networks with biases."""
+
 from __future__ import annotations
 
 import math
@@ -88,30 +89,57 @@ def test_batch_schedule_is_seeded_and_covers_epochs():
 
 def test_one_step_is_a_minibatch_gradient_step():
     X, y = toy(binary=True)
-    r = sgd.train(X, y, X, y, init_scales=[1.0, 0.1], width=8, loss="logistic", lr=0.3,
-                  batch_size=6, steps=1, seed=4, dtype="float64", record_steps=[0, 1])
+    r = sgd.train(
+        X,
+        y,
+        X,
+        y,
+        init_scales=[1.0, 0.1],
+        width=8,
+        loss="logistic",
+        lr=0.3,
+        batch_size=6,
+        steps=1,
+        seed=4,
+        dtype="float64",
+        record_steps=[0, 1],
+    )
     p0 = sgd.glorot_uniform_init(5, 8, 1, [1.0, 0.1], seed=4, dtype=F64)
     idx = sgd.batch_schedule(len(y), 6, 1, seed=4)[0]
     _, g = sgd.loss_and_grad(p0, torch.as_tensor(X[idx]), torch.as_tensor(y[idx]), "logistic")
     for w0, gw, w1 in zip(p0.tensors(), g.tensors(), r.params.tensors()):
         torch.testing.assert_close(w1, w0 - 0.3 * gw)
     np.testing.assert_array_equal(r.steps, [0, 1])
-    torch.testing.assert_close(torch.as_tensor(r.history["stable_rank"][1]),
-                               metrics.stable_rank(r.params.W))
+    torch.testing.assert_close(
+        torch.as_tensor(r.history["stable_rank"][1]), metrics.stable_rank(r.params.W)
+    )
 
 
 def test_history_shapes_accuracy_and_learning():
     X, y = toy(n=200, binary=False, k=3)
-    r = sgd.train(X[:150], y[:150], X[150:], y[150:], init_scales=[1.0, 0.05], width=32,
-                  loss="cross_entropy", lr=0.2, batch_size=16, steps=300, seed=0,
-                  record_steps=[0, 100, 300])
+    r = sgd.train(
+        X[:150],
+        y[:150],
+        X[150:],
+        y[150:],
+        init_scales=[1.0, 0.05],
+        width=32,
+        loss="cross_entropy",
+        lr=0.2,
+        batch_size=16,
+        steps=300,
+        seed=0,
+        record_steps=[0, 100, 300],
+    )
     for k in ("stable_rank", "train_acc", "test_acc", "train_loss", "test_loss"):
         assert r.history[k].shape == (3, 2)
     # both learn the linear 3-class rule: far above chance (1/3)
     assert np.all(r.history["train_acc"][-1] > 0.8) and np.all(r.history["test_acc"][-1] > 0.7)
     assert np.all(r.history["train_loss"][-1] < r.history["train_loss"][0])
     # at step 0 both configurations share one draw: equal stable rank (scale-invariant)
-    np.testing.assert_allclose(r.history["stable_rank"][0, 0], r.history["stable_rank"][0, 1], rtol=1e-5)
+    np.testing.assert_allclose(
+        r.history["stable_rank"][0, 0], r.history["stable_rank"][0, 1], rtol=1e-5
+    )
     F, _ = sgd.forward(r.params, torch.as_tensor(X[150:], dtype=torch.float32))
     acc = (F.argmax(-1) == torch.as_tensor(y[150:])).double().mean(dim=1).numpy()
     np.testing.assert_allclose(r.history["test_acc"][-1], acc)
@@ -119,8 +147,16 @@ def test_history_shapes_accuracy_and_learning():
 
 def test_batched_equals_separate_runs_and_reproducible():
     X, y = toy(n=80, binary=True)
-    kw = dict(width=16, loss="logistic", lr=0.1, batch_size=8, steps=50, seed=1, dtype="float64",
-              record_steps=[0, 25, 50])
+    kw = dict(
+        width=16,
+        loss="logistic",
+        lr=0.1,
+        batch_size=8,
+        steps=50,
+        seed=1,
+        dtype="float64",
+        record_steps=[0, 25, 50],
+    )
     both = sgd.train(X, y, X, y, init_scales=[1.0, 0.02], **kw)
     again = sgd.train(X, y, X, y, init_scales=[1.0, 0.02], **kw)
     for key in both.history:
@@ -148,15 +184,28 @@ def test_threads_restored():
 def test_divergence_names_step_and_quantity():
     X, y = toy(binary=True)
     with pytest.raises(DivergenceError) as err:
-        sgd.train(X * 1e3, y, X, y, width=16, loss="logistic", lr=1e4, batch_size=8, steps=50,
-                  seed=0, record_steps=[0])
+        sgd.train(
+            X * 1e3,
+            y,
+            X,
+            y,
+            width=16,
+            loss="logistic",
+            lr=1e4,
+            batch_size=8,
+            steps=50,
+            seed=0,
+            record_steps=[0],
+        )
     msg = str(err.value)
     assert "step" in msg and "minibatch loss" in msg
     assert err.value.step >= 1
     Xn = X.copy()
     Xn[3, 0] = np.nan
     with pytest.raises(DivergenceError, match="stable_rank|train_acc|loss"):
-        sgd.train(Xn, y, X, y, width=4, loss="logistic", batch_size=60, steps=3, record_steps=[0, 3])
+        sgd.train(
+            Xn, y, X, y, width=4, loss="logistic", batch_size=60, steps=3, record_steps=[0, 3]
+        )
 
 
 def test_bad_arguments():
@@ -194,8 +243,19 @@ def test_separation_and_rise():
 
 def test_summarize_rows():
     X, y = toy(n=120, binary=True)
-    r = sgd.train(X[:80], y[:80], X[80:], y[80:], init_scales=[0.05, 1.0], width=16,
-                  loss="logistic", lr=0.2, batch_size=8, steps=200, seed=0)
+    r = sgd.train(
+        X[:80],
+        y[:80],
+        X[80:],
+        y[80:],
+        init_scales=[0.05, 1.0],
+        width=16,
+        loss="logistic",
+        lr=0.2,
+        batch_size=8,
+        steps=200,
+        seed=0,
+    )
     rows = sgd.summarize(r, 80, 40, z=3.0, rise_factor=1.1)
     assert [row["init_scale"] for row in rows] == [0.05, 1.0]
     for b, row in enumerate(rows):

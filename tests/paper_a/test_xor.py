@@ -1,4 +1,5 @@
 """Tests of twolayer.paper_a.xor: noisy 2-XOR batches, training, intervals (chapter noisy_xor)."""
+
 from __future__ import annotations
 
 import math
@@ -51,11 +52,19 @@ def test_t_interval_and_chance_slack():
 def test_summarise_and_first_d_at_chance():
     import pandas as pd
 
-    runs = pd.DataFrame({
-        "d": [2, 2, 64, 64, 10**9, 10**9], "seed": [0, 1] * 3, "init_scale": [1.0] * 6,
-        "ratio": [9.0, 9.0, 3.0, 3.0, 0.5, 0.5], "holds": [False] * 4 + [True] * 2,
-        "train_error": [0.1, 0.1, 0, 0, 0, 0], "test_error": [0.1, 0.12, 0.5, 0.5, 0.49, 0.51],
-        "linear_agreement": [0.5, 0.6, 1, 1, 1, 1], "loss_ratio": [3, 3, 0, 0, 0, 0]})
+    runs = pd.DataFrame(
+        {
+            "d": [2, 2, 64, 64, 10**9, 10**9],
+            "seed": [0, 1] * 3,
+            "init_scale": [1.0] * 6,
+            "ratio": [9.0, 9.0, 3.0, 3.0, 0.5, 0.5],
+            "holds": [False] * 4 + [True] * 2,
+            "train_error": [0.1, 0.1, 0, 0, 0, 0],
+            "test_error": [0.1, 0.12, 0.5, 0.5, 0.49, 0.51],
+            "linear_agreement": [0.5, 0.6, 1, 1, 1, 1],
+            "loss_ratio": [3, 3, 0, 0, 0, 0],
+        }
+    )
     table = xor.summarise(runs, 0.95, n_test=1000, num_seeds=2)
     assert list(table.d) == [2, 64, 10**9] and list(table.at_chance) == [False, True, True]
     assert list(table.assumption_holds) == [0, 0, 1]

@@ -1,10 +1,14 @@
 """Paper B teachers, diagnostics and Algorithm 1."""
+
 import math
 
 import numpy as np
 import pytest
 
-from twolayer.paper_b import algorithm1 as alg, features as feat, population as pop, teacher as tmod
+from twolayer.paper_b import algorithm1 as alg
+from twolayer.paper_b import features as feat
+from twolayer.paper_b import population as pop
+from twolayer.paper_b import teacher as tmod
 
 
 def test_prototype_constants():
@@ -98,6 +102,7 @@ def test_short_run_decreases_loss():
 
 # --- teachers: Assumptions 1-3 ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("r, m_star", [(2, 3), (2, 4), (3, 6)])
 def test_degenerate_teacher_breaks_assumption_3_only(r, m_star):
     t = tmod.degenerate(12, r, m_star, seed=1)
@@ -111,14 +116,14 @@ def test_degenerate_teacher_breaks_assumption_3_only(r, m_star):
     ok = tmod.assumption_values(tmod.random_teacher(12, r, min(m_star, 4), seed=1))
     assert ok["kappa_rel"] > 0.05
     with pytest.raises(ValueError):
-        tmod.degenerate(12, 3, 4, seed=0)          # 4 < r(r+1)/2 = 6
+        tmod.degenerate(12, 3, 4, seed=0)  # 4 < r(r+1)/2 = 6
 
 
 def test_m_star_range_and_make():
     assert tmod.m_star_range("random", 2) == (2, 4)
     assert tmod.m_star_range("degenerate", 3) == (6, 6)
     lo, hi = tmod.m_star_range("prototype", 3)
-    assert lo > hi                                  # no prototype with r = 3
+    assert lo > hi  # no prototype with r = 3
     assert tmod.make("prototype", 8, 2, 3, 0).m == 3
     with pytest.raises(ValueError):
         tmod.make("prototype", 8, 3, 3, 0)
@@ -130,14 +135,16 @@ def test_assumption_hypotheses_record_worst_case():
     from twolayer.common.contract import Contract
 
     c = Contract(spec={}, profiles={"smoke": {}, "book": {}, "paper": {}}, namespace={})
-    hs = tmod.assumption_hypotheses(c, [tmod.random_teacher(10, 2, 3, 0),
-                                        tmod.degenerate(10, 2, 3, 0)])
+    hs = tmod.assumption_hypotheses(
+        c, [tmod.random_teacher(10, 2, 3, 0), tmod.degenerate(10, 2, 3, 0)]
+    )
     assert [h.name for h in hs] == ["assumption_1", "assumption_2", "assumption_3"]
     assert hs[0].holds and hs[1].holds and not hs[2].holds
     assert "rank H < r for 1 of 2 teachers" in hs[2].reason
 
 
 # --- Stage 2: the exact zero threshold ----------------------------------------------------------
+
 
 def test_stage2_zero_threshold_is_exact():
     from twolayer.paper_b import early_stages as es
@@ -147,7 +154,7 @@ def test_stage2_zero_threshold_is_exact():
     thr = es.zero_threshold(net1.W, t)
     _, above = alg.stage2(net1, t, thr * 1.01)
     _, below = alg.stage2(net1, t, thr * 0.9)
-    assert es.count_kept(above["a"], net1.W, t) == 0   # nothing kept above the threshold
-    assert es.count_kept(below["a"], net1.W, t) > 0    # something kept below it
+    assert es.count_kept(above["a"], net1.W, t) == 0  # nothing kept above the threshold
+    assert es.count_kept(below["a"], net1.W, t) > 0  # something kept below it
     # over all directions of S_* the threshold can only be larger
     assert es.population_zero_threshold(t, 180) >= thr - 1e-12

@@ -1,8 +1,10 @@
 """Unit tests of twolayer.paper_b.certificate (Paper B's dual certificate, test function, Lemma 7)."""
+
 import math
 
 import numpy as np
 import pytest
+
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import certificate as cert
 from twolayer.paper_b import kernels
@@ -26,12 +28,14 @@ def test_kappa_matches_series_and_derivatives():
 
 def test_relu_ge_removes_low_orders():
     from numpy.polynomial.hermite_e import hermegauss
+
     from twolayer.paper_b import hermite as herm
+
     x, w = hermegauss(200)
     w = w / math.sqrt(2 * math.pi)
     H = herm.hermite_normalized(5, x)
     f = cert.relu_ge(x, 4)
-    assert np.all(np.abs(H[:4] @ (w * f)) < 2e-3)       # kink: quadrature converges slowly
+    assert np.all(np.abs(H[:4] @ (w * f)) < 2e-3)  # kink: quadrature converges slowly
     assert abs(cert.Z2(4) - (0.5 - np.sum(herm.relu_coefficients(3) ** 2))) < 1e-15
 
 
@@ -56,7 +60,9 @@ def test_tangent_gradient_matches_finite_differences():
         w = cert.plane_directions(B, [th])[0]
         tau = cert.plane_directions(B, [th + math.pi / 2])[0]
         h = 1e-5
-        fd = (C.eta(np.cos(h) * w + np.sin(h) * tau) - C.eta(np.cos(h) * w - np.sin(h) * tau)) / (2 * h)
+        fd = (C.eta(np.cos(h) * w + np.sin(h) * tau) - C.eta(np.cos(h) * w - np.sin(h) * tau)) / (
+            2 * h
+        )
         assert C.tangent_grad(w[None])[0] @ tau == pytest.approx(fd[0], abs=1e-6)
 
 
@@ -72,7 +78,9 @@ def test_p_represents_eta_monte_carlo():
 
 
 def test_test_profile_and_half_width():
-    assert cert.test_profile(0.0, 4) == pytest.approx(sum(abs(c) for c in cert.herm.relu_coefficients(7)[4:8]))
+    assert cert.test_profile(0.0, 4) == pytest.approx(
+        sum(abs(c) for c in cert.herm.relu_coefficients(7)[4:8])
+    )
     assert cert.half_width(64) < cert.half_width(16) < cert.half_width(4)
 
 
@@ -82,7 +90,9 @@ def test_sign_flip_keeps_function_and_descent_direction():
     nf = cert.sign_flip(net, t)
     X = np.random.default_rng(0).standard_normal((100, 4))
     assert np.allclose(net(X), nf(X), atol=1e-12)
-    assert pop.regularized_loss(nf, t, 0.02) == pytest.approx(pop.regularized_loss(net, t, 0.02), rel=1e-12)
+    assert pop.regularized_loss(nf, t, 0.02) == pytest.approx(
+        pop.regularized_loss(net, t, 0.02), rel=1e-12
+    )
     U = t.W / np.linalg.norm(t.W, axis=1, keepdims=True)
     owner, _ = cert.angle_to_teachers(nf.W, U)
     assert np.all(np.sum(nf.W * U[owner], 1) >= 0)
@@ -102,32 +112,33 @@ def test_sign_flip_keeps_function_and_descent_direction():
 
 # --- the certificate on the whole sphere, Lemma 9, Lemma 7 at a snapshot ----------------------
 
+
 def test_full_sphere_directions_and_the_pole_cap():
     t = tmod.prototype(4, 0)
     B = t.info["basis"]
     W = cert.full_sphere_directions(B, 4, 180, 12)
     assert np.allclose(np.linalg.norm(W, axis=1), 1) and len(W) == 180 * 12
-    assert len(cert.full_sphere_directions(B, 2, 180, 12)) == 180   # d = r: the circle only
+    assert len(cert.full_sphere_directions(B, 2, 180, 12)) == 180  # d = r: the circle only
     C = cert.solve(t, 4)
     rho_sphere, _ = cert.rho_eta(C, W)
     rho_circle, _ = cert.rho_eta(C, cert.sphere_directions(B, 720))
     # out of S_*, eta = 0 at angle pi/2 from every teacher: rho <= 4 / pi^2 < rho on the circle
-    assert rho_sphere <= 4 / math.pi ** 2 + 1e-12 < rho_circle
+    assert rho_sphere <= 4 / math.pi**2 + 1e-12 < rho_circle
 
 
 def test_best_certificate_prefers_small_p_over_rho():
     t = tmod.prototype(3, 0)
     C, rho, p = cert.best_certificate(t, ells=(2, 4, 10), count=360, n_phi=12)
-    assert C.ell == 4 and rho == pytest.approx(4 / math.pi ** 2, rel=1e-6)
+    assert C.ell == 4 and rho == pytest.approx(4 / math.pi**2, rel=1e-6)
     assert p == pytest.approx(math.sqrt(C.p_norm2()))
 
 
 def test_lemma9_terms():
     t = tmod.prototype(3, 1)
     C = cert.solve(t, 4)
-    rho = 4 / math.pi ** 2
+    rho = 4 / math.pi**2
     Us = t.W / np.linalg.norm(t.W, axis=1, keepdims=True)
-    T = cert.lemma9_terms(C, rho, t, Us, t.a)            # mu = mu*
+    T = cert.lemma9_terms(C, rho, t, Us, t.a)  # mu = mu*
     assert T["loss"] < 1e-12 and T["lhs1"] < 1e-12 and T["far"] < 1e-12
     assert T["pair_star"] == pytest.approx(T["mass_star"])
     rng = np.random.default_rng(0)
@@ -153,10 +164,20 @@ def test_lemma7_snapshot():
     C = cert.solve(t, 4)
     net = alg.stage2(alg.stage1(alg.symmetric_init(3, 30, 0), t), t, 0.01)[0]
     s = cert.lemma7_snapshot(net, t, 0.01, 2e-4, math.sqrt(C.p_norm2()))
-    assert set(s) >= {"inner", "printed", "applies", "window", "small", "balanced",
-                      "no_cancellation", "fitted", "covered"}
-    assert s["applies"] == all(s[k] for k in ("window", "small", "balanced",
-                                              "no_cancellation", "fitted", "covered"))
+    assert set(s) >= {
+        "inner",
+        "printed",
+        "applies",
+        "window",
+        "small",
+        "balanced",
+        "no_cancellation",
+        "fitted",
+        "covered",
+    }
+    assert s["applies"] == all(
+        s[k] for k in ("window", "small", "balanced", "no_cancellation", "fitted", "covered")
+    )
     # the answer "no": with zeta = 0 the hypotheses fail (outside Lemma 6's window)
     s0 = cert.lemma7_snapshot(net, t, 0.01, 0.0, math.sqrt(C.p_norm2()))
     assert not s0["window"] and not s0["applies"]

@@ -1,4 +1,5 @@
 """Studies of Stages 1 and 2 (twolayer.paper_b.early_stages)."""
+
 import math
 
 import numpy as np
@@ -13,7 +14,7 @@ def test_first_step_matches_corrected_lemma_c1_not_printed():
     t = tmod.random_teacher(200, 2, 3, 0)
     net0 = alg.symmetric_init(200, 60, 0)
     g = es.first_step_geometry(net0, alg.stage1(net0, t), t)
-    assert np.median(g["err_corrected"]) < 0.1      # O(d^-1/2) at d = 200
+    assert np.median(g["err_corrected"]) < 0.1  # O(d^-1/2) at d = 200
     assert np.median(g["err_printed"]) == pytest.approx(1.5, abs=0.15)
     assert np.all(np.abs(g["err_printed"] - 1.5) <= 2.5 * g["err_corrected"] + 1e-12)
 
@@ -36,7 +37,7 @@ def test_coverage_refines_with_width_only_under_assumption_3():
     good = es.coverage_sweep(ms, es.teachers("random", 20, 2, 3, 3, 0, "t"), 0)
     bad = es.coverage_sweep(ms, es.teachers("degenerate", 20, 2, 3, 3, 0, "t"), 0)
     assert good["in"].mean(1)[-1] < 0.2 * good["in"].mean(1)[0]
-    assert bad["in"].mean(1)[-1] > 0.5             # the net does not form
+    assert bad["in"].mean(1)[-1] > 0.5  # the net does not form
     assert np.all(good["full"] >= good["in"] - 1e-12)
     est = es.slope_estimate(ms, good["in"], 0)
     assert est.value < -0.5

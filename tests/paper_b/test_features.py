@@ -1,9 +1,11 @@
 """Unit tests of twolayer.paper_b.features: the exact Lasso, the network-free optimum over
 measures, Lemma 10's masses, eq. (8)'s residual terms and the split pair of Lemma F.6."""
+
 import math
 
 import numpy as np
 import pytest
+
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import features as feat
 from twolayer.paper_b import population as pop
@@ -74,7 +76,7 @@ def test_local_patch_stays_in_subspace_and_radius():
     u = t.W[0] / np.linalg.norm(t.W[0])
     P = feat.local_patch(u, B, 0.1, 0.02)
     assert np.allclose(np.linalg.norm(P, axis=1), 1)
-    assert np.allclose(P @ B @ B.T, P)                      # inside S_*
+    assert np.allclose(P @ B @ B.T, P)  # inside S_*
     ang = np.arccos(np.clip(P @ u, -1, 1))
     assert ang.max() <= 0.1 + 1e-12 and len(P) > 20
 
@@ -99,7 +101,7 @@ def test_signed_mass_near_and_half_mass_radius():
 
 
 def test_residual_decomposition_needs_a_star():
-    t = tmod.prototype(6, 1)                      # a* = (1, -1, 1)
+    t = tmod.prototype(6, 1)  # a* = (1, -1, 1)
     net = alg.stage2(alg.stage1(alg.symmetric_init(6, 20, 1), t), t, 0.02)[0]
     X = np.random.default_rng(0).standard_normal((500, 6))
     R, R1, R2, R3 = feat.residual_terms(net, t, X)

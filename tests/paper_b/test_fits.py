@@ -1,4 +1,5 @@
 """Log-log slopes and their bootstrap spread (twolayer.paper_b.fits)."""
+
 import numpy as np
 import pytest
 
@@ -7,7 +8,7 @@ from twolayer.paper_b import fits
 
 def test_loglog_slope_exact_power_and_rejects_non_positive():
     x = np.array([1.0, 2.0, 4.0, 8.0])
-    assert fits.loglog_slope(x, 3 * x ** -1.5) == pytest.approx(-1.5)
+    assert fits.loglog_slope(x, 3 * x**-1.5) == pytest.approx(-1.5)
     with pytest.raises(ValueError):
         fits.loglog_slope(x, [1.0, 0.0, 1.0, 1.0])
     with pytest.raises(ValueError):

@@ -1,10 +1,13 @@
 """Hermite coefficients of ReLU (Paper B, Lemma A.1) and Claim B.1."""
+
 import math
 
 import numpy as np
 import pytest
 
-from twolayer.paper_b import hermite, kernels, population as pop, teacher as tmod
+from twolayer.paper_b import hermite, kernels
+from twolayer.paper_b import population as pop
+from twolayer.paper_b import teacher as tmod
 
 
 def test_hermite_polynomials_orthonormal():
@@ -22,6 +25,7 @@ def test_closed_form_matches_exact_quadrature():
 
 def test_closed_form_matches_scipy_quad():
     from scipy.integrate import quad
+
     for k in range(0, 16):
         f = lambda x: x * hermite.hermite_normalized(k, np.array(x))[k] * math.exp(-x * x / 2)
         v = quad(f, 0, np.inf, epsabs=1e-14, limit=200)[0] / math.sqrt(2 * math.pi)
@@ -29,10 +33,14 @@ def test_closed_form_matches_scipy_quad():
 
 
 def test_gauss_hermite_exact_for_polynomials_and_converges_for_relu():
-    c = hermite.coefficients_gauss_hermite(lambda x: x ** 3, 5, 10)
+    c = hermite.coefficients_gauss_hermite(lambda x: x**3, 5, 10)
     assert np.allclose(c, [0, 3, 0, math.sqrt(6), 0, 0], atol=1e-12)
-    errs = [np.abs(hermite.coefficients_gauss_hermite(kernels.relu, 8, n) - hermite.relu_coefficients(8)).max()
-            for n in (20, 150)]
+    errs = [
+        np.abs(
+            hermite.coefficients_gauss_hermite(kernels.relu, 8, n) - hermite.relu_coefficients(8)
+        ).max()
+        for n in (20, 150)
+    ]
     # a kink: the error falls like 1/nodes, not exponentially
     assert errs[1] < errs[0] / 5 and errs[0] < 2e-2
 
@@ -40,15 +48,24 @@ def test_gauss_hermite_exact_for_polynomials_and_converges_for_relu():
 def test_abs_coefficients():
     q = hermite.coefficients_gauss_hermite(np.abs, 6, 150)
     assert np.allclose(q, [hermite.abs_coefficient(k) for k in range(7)], atol=5e-3)
-    assert np.allclose(2 * hermite.relu_coefficients_quadrature(6)[2::2], [hermite.abs_coefficient(k) for k in (2, 4, 6)])
+    assert np.allclose(
+        2 * hermite.relu_coefficients_quadrature(6)[2::2],
+        [hermite.abs_coefficient(k) for k in (2, 4, 6)],
+    )
 
 
 def test_sum_of_squares_and_kernel_series():
     assert hermite.tail_bound(4000) > 0
     assert hermite.tail_bound(4000) < 1e-5
     t = np.linspace(-1, 1, 41)
-    assert np.abs(hermite.kernel_series(t, 400) - kernels.k1(t)).max() <= hermite.tail_bound(400) + 1e-14
-    assert np.abs(hermite.kernel_series(t, 400, start=2) - kernels.kappa2(t)).max() <= hermite.tail_bound(400) + 1e-14
+    assert (
+        np.abs(hermite.kernel_series(t, 400) - kernels.k1(t)).max()
+        <= hermite.tail_bound(400) + 1e-14
+    )
+    assert (
+        np.abs(hermite.kernel_series(t, 400, start=2) - kernels.kappa2(t)).max()
+        <= hermite.tail_bound(400) + 1e-14
+    )
 
 
 def test_decay_rate_five_quarters():
@@ -61,7 +78,9 @@ def test_decay_rate_five_quarters():
 def test_claim_b1_corrected_exact_literal_off():
     t = tmod.prototype(6, 0)
     rng = np.random.default_rng(0)
-    net = pop.Net(rng.standard_normal(4), 1.5 * rng.standard_normal((4, 6)), 0.2, rng.standard_normal(6))
+    net = pop.Net(
+        rng.standard_normal(4), 1.5 * rng.standard_normal((4, 6)), 0.2, rng.standard_normal(6)
+    )
     terms = hermite.claim_b1_terms(net, t)
     L = pop.loss(net, t)
     assert terms["sum_corrected"] == pytest.approx(L, rel=1e-12)
@@ -107,8 +126,9 @@ def test_lemma_i1_maximum_and_rate():
 
 def test_lemma_i2_corrected_and_printed():
     for beta in (0.05, 0.3, 0.9, 0.999):
-        assert hermite.lemma_i2_max(beta) == pytest.approx(hermite.lemma_i2_corrected(beta),
-                                                           rel=1e-10)
+        assert hermite.lemma_i2_max(beta) == pytest.approx(
+            hermite.lemma_i2_corrected(beta), rel=1e-10
+        )
     # the printed bound is false above the crossing, true below it
     assert hermite.lemma_i2_max(0.99) / hermite.lemma_i2_printed(0.99) > 7
     assert hermite.lemma_i2_max(0.99) == pytest.approx(6.05, abs=0.01)

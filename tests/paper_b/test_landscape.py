@@ -1,9 +1,11 @@
 """Unit tests of twolayer.paper_b.landscape (Stage 3's gaps, Lemma 6's window, the per-epoch
 table and Lemma 10 along a trajectory) and of Stage 3's records (algorithm1.stage3)."""
+
 import math
 
 import numpy as np
 import pytest
+
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import landscape as land
 from twolayer.paper_b import population as pop
@@ -14,8 +16,7 @@ from twolayer.paper_b import teacher as tmod
 def short_run():
     t = tmod.prototype(6, 0)
     net2 = alg.stage2(alg.stage1(alg.symmetric_init(6, 20, 0), t), t, 0.04)[0]
-    net3, tr = alg.stage3(net2, t, 0.04, 3, 60, 0.1, 20, grow=2.0, keep_nets=True,
-                          early=True)
+    net3, tr = alg.stage3(net2, t, 0.04, 3, 60, 0.1, 20, grow=2.0, keep_nets=True, early=True)
     opts = land.optima(t, [lam for lam, _ in tr.starts], grid=90)
     return t, net3, tr, opts
 
@@ -34,8 +35,7 @@ def test_stage3_records_each_epoch_end_and_nets(short_run):
     assert len(tr.nets) == len(a["epoch"])
     for k, (lam, end) in enumerate(tr.snapshots):
         last = np.flatnonzero(a["epoch"] == k)[-1]
-        assert a["reg_loss"][last] == pytest.approx(pop.regularized_loss(end, t, lam),
-                                                    rel=1e-12)
+        assert a["reg_loss"][last] == pytest.approx(pop.regularized_loss(end, t, lam), rel=1e-12)
         assert np.array_equal(tr.nets[last].W, end.W)
     assert np.array_equal(net3.W, tr.snapshots[-1][1].W)
 
@@ -52,7 +52,7 @@ def test_gaps_are_against_the_network_free_optimum(short_run):
 
 def test_lemma6_window():
     lam = np.array([0.01, 0.01, 0.01, 0.01])
-    zeta = np.array([5e-5, 1.5e-4, 3e-4, 1e-3])     # lambda^2 = 1e-4, lambda^1.8 = 2.5e-4
+    zeta = np.array([5e-5, 1.5e-4, 3e-4, 1e-3])  # lambda^2 = 1e-4, lambda^1.8 = 2.5e-4
     assert land.lemma6_window(zeta, lam).tolist() == [False, True, False, False]
     # a point the optimum does not resolve is left out
     assert not land.lemma6_window(zeta, lam, resolution=1e-4)[1]
@@ -60,7 +60,7 @@ def test_lemma6_window():
 
 def test_loglog_fit():
     x = np.geomspace(1, 100, 7)
-    s, se = land.loglog_fit(x, 3 * x ** 1.7)
+    s, se = land.loglog_fit(x, 3 * x**1.7)
     assert s == pytest.approx(1.7) and se < 1e-10
     assert math.isnan(land.loglog_fit([1, 2], [1, 2])[0])
 

@@ -1,11 +1,13 @@
 """Paper B's closed-form population loss and its hand-written gradient."""
+
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from twolayer.paper_b import kernels, population as pop
+from twolayer.paper_b import kernels
+from twolayer.paper_b import population as pop
 from twolayer.paper_b import teacher as tmod
 
 
@@ -78,8 +80,11 @@ def test_loss_matches_monte_carlo_within_standard_error(teacher):
 def test_decomposition_of_claim_b1(teacher):
     net = _random_net(7, teacher.d, 5, aligned_with=teacher.W)
     L = pop.loss(net, teacher)
-    split = (net.alpha - pop.alpha_hat(net)) ** 2 + np.sum((net.beta - pop.beta_hat(net)) ** 2) \
+    split = (
+        (net.alpha - pop.alpha_hat(net)) ** 2
+        + np.sum((net.beta - pop.beta_hat(net)) ** 2)
         + pop.loss_ge2(net, teacher)
+    )
     assert L == pytest.approx(split, rel=1e-12)
 
 
@@ -94,8 +99,10 @@ def test_gradient_matches_finite_differences_including_aligned_neurons(teacher):
     for i in range(len(v)):
         e = np.zeros_like(v)
         e[i] = h
-        fd[i] = (pop.regularized_loss(pop.Net.unflat(v + e, m, d), teacher, lam)
-                 - pop.regularized_loss(pop.Net.unflat(v - e, m, d), teacher, lam)) / (2 * h)
+        fd[i] = (
+            pop.regularized_loss(pop.Net.unflat(v + e, m, d), teacher, lam)
+            - pop.regularized_loss(pop.Net.unflat(v - e, m, d), teacher, lam)
+        ) / (2 * h)
     assert np.abs(fd - g).max() < 1e-7 * max(1.0, np.abs(g).max())
     assert np.all(np.isfinite(g))
 
@@ -120,10 +127,10 @@ def test_gradient_matches_autograd_of_sampled_loss(teacher):
         X = torch.tensor(rng.standard_normal((20_000, teacher.d)))
         p = torch.tensor(net.flat(), requires_grad=True)
         m, d = net.W.shape
-        a, W, alpha, beta = p[:m], p[m:m + m * d].reshape(m, d), p[m + m * d], p[m + m * d + 1:]
+        a, W, alpha, beta = p[:m], p[m : m + m * d].reshape(m, d), p[m + m * d], p[m + m * d + 1 :]
         f = torch.relu(X @ W.T) @ a + alpha + X @ beta
         y = torch.relu(X @ Wt.T) @ at - teacher.alpha_star - X @ torch.tensor(teacher.beta_star)
-        L = ((f - y) ** 2).mean() + lam / 2 * (a @ a + (W ** 2).sum())
+        L = ((f - y) ** 2).mean() + lam / 2 * (a @ a + (W**2).sum())
         (gp,) = torch.autograd.grad(L, p)
         grads.append(gp.numpy())
     grads = np.array(grads)

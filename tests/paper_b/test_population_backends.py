@@ -1,5 +1,6 @@
 """Paper B's batched population loss and gradient on NumPy and on torch (any device), and the
 batched Stages 1 and 3 against Algorithm 1's per-network functions."""
+
 from __future__ import annotations
 
 import math
@@ -9,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import gd_backend as gb
 from twolayer.paper_b import kernels
@@ -21,12 +23,18 @@ CPU64 = torch.empty(0, dtype=F64)
 
 # --- the implementation before the array-API rewrite (commit ab4c2c9), as a reference ------------
 
+
 def ref_loss(net, teacher):
     U, n = kernels._unit(net.W)
     Us, ns = kernels._unit(teacher.W)
     c, cs = net.a * n, teacher.a * ns
-    ff = c @ kernels.k1(U @ U.T) @ c + 2 * net.alpha * kernels.INV_SQRT_2PI * c.sum() \
-        + net.beta @ (net.a @ net.W) + net.alpha ** 2 + net.beta @ net.beta
+    ff = (
+        c @ kernels.k1(U @ U.T) @ c
+        + 2 * net.alpha * kernels.INV_SQRT_2PI * c.sum()
+        + net.beta @ (net.a @ net.W)
+        + net.alpha**2
+        + net.beta @ net.beta
+    )
     fy = c @ kernels.kappa2(U @ Us.T) @ cs
     return max(float(ff - 2 * fy + teacher.target_norm2()), 0.0)
 
@@ -40,16 +48,25 @@ def ref_grad(net, teacher, lam=0.0):
     two_pi = 2 * math.pi
     Kc = kernels.k1(T) @ c
     K2s = kernels.kappa2(Ts) @ cs
-    ga = 2 * n * Kc + 2 * net.alpha * kernels.INV_SQRT_2PI * n + net.W @ net.beta - 2 * n * K2s + lam * a
+    ga = (
+        2 * n * Kc
+        + 2 * net.alpha * kernels.INV_SQRT_2PI * n
+        + net.W @ net.beta
+        - 2 * n * K2s
+        + lam * a
+    )
     S, Pm = np.sqrt(1 - T * T), math.pi - np.arccos(T)
     Ss, Ps = np.sqrt(1 - Ts * Ts), math.pi - np.arccos(Ts)
     own = (S @ c) / two_pi
     cross = (Pm * c[None, :]) @ U / two_pi
     own_s = (Ss @ cs - cs.sum()) / two_pi
     cross_s = (Ps * cs[None, :]) @ Us / two_pi - 0.25 * (cs @ Us)[None, :]
-    gW = (2 * a)[:, None] * (own[:, None] * U + cross + net.alpha * kernels.INV_SQRT_2PI * U) \
-        + a[:, None] * net.beta[None, :] \
-        - (2 * a)[:, None] * (own_s[:, None] * U + cross_s) + lam * net.W
+    gW = (
+        (2 * a)[:, None] * (own[:, None] * U + cross + net.alpha * kernels.INV_SQRT_2PI * U)
+        + a[:, None] * net.beta[None, :]
+        - (2 * a)[:, None] * (own_s[:, None] * U + cross_s)
+        + lam * net.W
+    )
     galpha = 2 * (net.alpha - pop.alpha_hat(net))
     gbeta = 2 * (net.beta - pop.beta_hat(net))
     return pop.Net(ga, gW, galpha, gbeta)
@@ -70,8 +87,11 @@ def awkward_net(m, d, seed, teacher):
 
 @pytest.fixture(scope="module")
 def teachers():
-    return [tmod.prototype(d=8, seed=0), tmod.random_teacher(8, 3, 4, seed=1),
-            tmod.random_teacher(8, 2, 2, seed=2)]
+    return [
+        tmod.prototype(d=8, seed=0),
+        tmod.random_teacher(8, 3, 4, seed=1),
+        tmod.random_teacher(8, 2, 2, seed=2),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +101,7 @@ def nets(teachers):
 
 
 # --- the per-network functions keep their numbers ------------------------------------------------
+
 
 @pytest.mark.parametrize("lam", [0.0, 0.07])
 def test_per_net_functions_equal_the_previous_implementation(nets, teachers, lam):
@@ -102,6 +123,7 @@ def test_paper_profile_shape_equals_previous_implementation():
 
 
 # --- batched: NumPy and torch against the per-network functions ---------------------------------
+
 
 @pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
 def test_batched_equals_per_net(nets, teachers, like):
@@ -129,7 +151,9 @@ def test_one_teacher_for_all_configurations(nets, teachers):
     b = pop.NetBatch.from_nets(nets)
     one = pop.teacher_arrays(teachers[0], batch=3)
     many = pop.teacher_arrays([teachers[0]] * 3)
-    np.testing.assert_array_equal(pop.loss_batched(*b.arrays(), one), pop.loss_batched(*b.arrays(), many))
+    np.testing.assert_array_equal(
+        pop.loss_batched(*b.arrays(), one), pop.loss_batched(*b.arrays(), many)
+    )
     with pytest.raises(ValueError, match="teachers"):
         pop.teacher_arrays(teachers, batch=2)
 
@@ -140,24 +164,28 @@ def test_batched_gradient_matches_finite_differences(nets, teachers, like):
     anti-aligned, duplicated and zero neurons (``a_i = 0``, where the loss is smooth)."""
     lam = 0.07
     b = pop.NetBatch.from_nets(nets[:2])
-    flat = np.concatenate([x.reshape(2, -1) for x in b.arrays()], axis=1)   # (2, P)
+    flat = np.concatenate([x.reshape(2, -1) for x in b.arrays()], axis=1)  # (2, P)
     shapes = [x.shape for x in b.arrays()]
 
     def unflat(v):
         out, i = [], 0
         for s in shapes:
             k = int(np.prod(s[1:]))
-            out.append(pop._like(v[:, i:i + k].reshape(s), like))
+            out.append(pop._like(v[:, i : i + k].reshape(s), like))
             i += k
         return out
 
     def reg(v):
         a, W, alpha, beta = unflat(v)
-        L = pop.to_numpy(pop.loss_batched(a, W, alpha, beta, pop.teacher_arrays(teachers[:2], like=W)))
+        L = pop.to_numpy(
+            pop.loss_batched(a, W, alpha, beta, pop.teacher_arrays(teachers[:2], like=W))
+        )
         a, W = pop.to_numpy(a), pop.to_numpy(W)
         return L + 0.5 * lam * ((a * a).sum(-1) + (W * W).sum((-2, -1)))
 
-    _, g = pop.loss_and_grad_batched(*unflat(flat), pop.teacher_arrays(teachers[:2], like=unflat(flat)[1]), lam)
+    _, g = pop.loss_and_grad_batched(
+        *unflat(flat), pop.teacher_arrays(teachers[:2], like=unflat(flat)[1]), lam
+    )
     g = np.concatenate([pop.to_numpy(x).reshape(2, -1) for x in g], axis=1)
     h = 1e-6
     fd = np.empty_like(flat)
@@ -180,7 +208,9 @@ def test_zero_norm_neuron_with_nonzero_a_is_finite(teachers):
     assert g.a[4] == pytest.approx(0.1 * 1.5, rel=1e-14)
     for like in (None, CPU64):
         b = pop.NetBatch.from_nets(net, like)
-        _, gb_ = pop.loss_and_grad_batched(*b.arrays(), pop.teacher_arrays(teachers[0], like=b.W), 0.1)
+        _, gb_ = pop.loss_and_grad_batched(
+            *b.arrays(), pop.teacher_arrays(teachers[0], like=b.W), 0.1
+        )
         np.testing.assert_allclose(pop.to_numpy(gb_[1])[0], g.W, rtol=1e-12, atol=1e-15)
 
 
@@ -203,7 +233,9 @@ def test_autograd_through_arccos_fails_where_the_hand_gradient_does_not():
     g = pop.grad(net, t)
     assert np.all(np.isfinite(g.flat()))
     h = 1e-6
-    fd = (pop.loss(pop.Net(net.a, net.W + h * e1), t) - pop.loss(pop.Net(net.a, net.W - h * e1), t)) / (2 * h)
+    fd = (
+        pop.loss(pop.Net(net.a, net.W + h * e1), t) - pop.loss(pop.Net(net.a, net.W - h * e1), t)
+    ) / (2 * h)
     assert g.W[0, 0] == pytest.approx(fd, rel=1e-7)
 
 
@@ -227,25 +259,30 @@ def test_float32_torch_is_close(nets, teachers):
     b64 = pop.NetBatch.from_nets(nets, CPU64)
     b32 = pop.NetBatch.from_nets(nets, torch.empty(0, dtype=torch.float32))
     _, g64 = pop.loss_and_grad_batched(*b64.arrays(), pop.teacher_arrays(teachers, like=b64.W), 0.1)
-    L32, g32 = pop.loss_and_grad_batched(*b32.arrays(), pop.teacher_arrays(teachers, like=b32.W), 0.1)
+    L32, g32 = pop.loss_and_grad_batched(
+        *b32.arrays(), pop.teacher_arrays(teachers, like=b32.W), 0.1
+    )
     assert L32.dtype == torch.float32 and torch.all(torch.isfinite(g32[1]))
     # float32 rounding, amplified near t = 1 where sqrt(1 - t^2) has slope 1/sqrt(eps)
     assert float((g32[1].double() - g64[1]).abs().max()) <= 1e-2 * float(g64[1].abs().max())
 
 
 def test_paper_b_imports_without_torch():
-    code = ("import sys, numpy as np\n"
-            "from twolayer.paper_b import population as pop, gd_backend, teacher, algorithm1 as alg\n"
-            "t = teacher.prototype(6, 0)\n"
-            "net = alg.stage1(alg.symmetric_init(6, 8, 0), t)\n"
-            "pop.grad(net, t, 0.1); pop.loss(net, t)\n"
-            "gd_backend.stage3_batched([net], t, 0.02, 1, 3, 0.1)\n"
-            "assert 'torch' not in sys.modules, 'torch imported'\n")
+    code = (
+        "import sys, numpy as np\n"
+        "from twolayer.paper_b import population as pop, gd_backend, teacher, algorithm1 as alg\n"
+        "t = teacher.prototype(6, 0)\n"
+        "net = alg.stage1(alg.symmetric_init(6, 8, 0), t)\n"
+        "pop.grad(net, t, 0.1); pop.loss(net, t)\n"
+        "gd_backend.stage3_batched([net], t, 0.02, 1, 3, 0.1)\n"
+        "assert 'torch' not in sys.modules, 'torch imported'\n"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert res.returncode == 0, res.stderr
 
 
 # --- Stages 1 and 3, batched ---------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def stage2_nets():
@@ -277,10 +314,13 @@ def assert_trajectories_close(ref, new, tol):
 def test_stage3_batched_matches_algorithm1(stage2_nets, like):
     nets, ts = stage2_nets
     lam0, eta = [0.02, 0.02, 0.01], [0.1, 0.05, 0.1]
-    ref = [alg.stage3(n, t, l, 3, 60, e, record_every=7, grow=2.0) for n, t, l, e in zip(nets, ts, lam0, eta)]
+    ref = [
+        alg.stage3(n, t, l, 3, 60, e, record_every=7, grow=2.0)
+        for n, t, l, e in zip(nets, ts, lam0, eta)
+    ]
     new = gb.stage3_batched(nets, ts, lam0, 3, 60, eta, record_every=7, grow=2.0, like=like)
     assert len(new) == 3
-    for r, n in zip(ref, new):     # 420 steps per configuration
+    for r, n in zip(ref, new):  # 420 steps per configuration
         assert_trajectories_close(r, n, 1e-10)
     # the inputs are not modified
     assert np.array_equal(nets[0].a, stage2_nets[0][0].a)
@@ -324,8 +364,10 @@ def test_stage3_loop_runs_on_meta_without_host_reads(stage2_nets):
     b = pop.NetBatch.from_nets(nets, meta)
     ta = pop.teacher_arrays(ts, like=meta)
     eta = torch.full((3,), 0.1, dtype=F64, device="meta")
-    lams = [torch.full((3,), 0.02 / 2 ** k, dtype=F64, device="meta") for k in range(2)]
+    lams = [torch.full((3,), 0.02 / 2**k, dtype=F64, device="meta") for k in range(2)]
     with DeviceGuard("meta"):
-        meta_rec, vals, starts, ends = gb._run_epochs(b.arrays(), ta, eta, lams, [5, 10], record_every=4)
+        meta_rec, vals, starts, ends = gb._run_epochs(
+            b.arrays(), ta, eta, lams, [5, 10], record_every=4
+        )
     assert [s for _, s in meta_rec] == [0, 4, 5, 9, 13]
     assert len(vals) == 5 and vals[0].shape == (3, 3) and len(starts) == len(ends) == 2

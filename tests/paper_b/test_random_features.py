@@ -1,4 +1,5 @@
 """The first layer frozen after Stage 1 (twolayer.paper_b.random_features)."""
+
 import math
 
 import numpy as np
@@ -36,6 +37,6 @@ def test_frozen_best_loss_is_the_unpenalized_lasso_and_falls_with_width():
 
 def test_local_slopes_and_extrapolation():
     ms = np.array([10.0, 20.0, 40.0])
-    assert np.allclose(rf.local_slopes(ms, 5 * ms ** -2.0), -2.0)
+    assert np.allclose(rf.local_slopes(ms, 5 * ms**-2.0), -2.0)
     assert rf.width_at(40.0, 1e-3, 1e-5, -2.0) == pytest.approx(400.0)
-    assert rf.width_at(40.0, 1e-3, 1e-5, 0.1) == math.inf     # no decay: never reached
+    assert rf.width_at(40.0, 1e-3, 1e-5, 0.1) == math.inf  # no decay: never reached

@@ -1,10 +1,14 @@
 """Unit tests of twolayer.paper_b.samples (Algorithm 1 on n samples)."""
+
 import math
 
 import numpy as np
 import pytest
 
-from twolayer.paper_b import algorithm1 as alg, population as pop, samples as smp, teacher as tmod
+from twolayer.paper_b import algorithm1 as alg
+from twolayer.paper_b import population as pop
+from twolayer.paper_b import samples as smp
+from twolayer.paper_b import teacher as tmod
 
 
 def _net(d=5, m=6, seed=0):
@@ -22,7 +26,8 @@ def test_empirical_grad_matches_finite_differences():
 
     def f(v):
         nn = pop.Net.unflat(v, 6, 5)
-        return smp.empirical_loss(nn, X, y) + 0.05 * (nn.a @ nn.a + np.sum(nn.W ** 2))
+        return smp.empirical_loss(nn, X, y) + 0.05 * (nn.a @ nn.a + np.sum(nn.W**2))
+
     fd = np.array([(f(v + h * e) - f(v - h * e)) / (2 * h) for e in np.eye(len(v))])
     assert np.allclose(g.flat(), fd, rtol=1e-5, atol=1e-6)
 
@@ -32,7 +37,7 @@ def test_empirical_gradient_converges_to_population():
     net0 = alg.symmetric_init(6, 20, 1)
     e_small = smp.gradient_error(net0, t, *smp.draw(t, 500, 0))
     e_big = smp.gradient_error(net0, t, *smp.draw(t, 50_000, 0))
-    assert e_big < e_small / 5                      # sqrt(100) = 10 expected
+    assert e_big < e_small / 5  # sqrt(100) = 10 expected
     tr = smp.per_sample_trace(net0, t, 100_000, 0)
     assert e_big == pytest.approx(float(smp.predicted_error(net0, t, 50_000, tr)), rel=0.3)
 
@@ -52,7 +57,7 @@ def test_stages_2_3_on_many_samples_learn():
     net0 = alg.symmetric_init(6, 30, 0)
     X, y = smp.draw(t, 16 * 36, 0)
     n2 = smp.stage2(smp.stage1(net0, X, y), X, y, 0.02)
-    assert np.allclose(np.abs(n2.a), np.linalg.norm(n2.W, axis=1))   # balanced
+    assert np.allclose(np.abs(n2.a), np.linalg.norm(n2.W, axis=1))  # balanced
     n3 = smp.stage3(n2, X, y, 0.02, 2, 200, 0.1)
     assert smp.empirical_loss(n3, X, y) < smp.empirical_loss(n2, X, y)
     assert pop.loss(n3, t) < 0.1 * t.target_norm2()

@@ -9,6 +9,7 @@
 ``claims``    the claims index: statements, checks and their status in a build
 ``plotting``  the book's one figure style and figure saving
 """
+
 from ._lazy import lazy_submodules
 
 __all__ = ["checks", "claims", "contract", "device", "io", "plotting", "seeds", "store"]

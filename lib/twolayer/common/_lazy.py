@@ -1,6 +1,7 @@
 """Lazy submodules for the package ``__init__`` files: ``twolayer.paper_a.data`` imports
 ``data`` on first use, so importing one subpackage never pulls in another's dependencies
 (Paper B's chapters never import torch)."""
+
 from __future__ import annotations
 
 import importlib

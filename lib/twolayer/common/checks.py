@@ -21,6 +21,7 @@ A check compares a measured ``value`` with a ``bound`` through ``op`` (``"<="``,
 element. ``statement`` names the ``prf`` label of the statement checked, optionally with an
 item after ``#`` (``"a-thm-3-2#5"``): the check table links it, the claims index groups by it.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,12 +47,12 @@ class Hypothesis:
 
     name: str
     holds: bool
-    title: str = ""            # "Theorem 3.2" -- used in the sentence the page shows
+    title: str = ""  # "Theorem 3.2" -- used in the sentence the page shows
     statement: str | None = None
     value: Any = None
     bound: Any = None
     op: str | None = None
-    reason: str = ""           # why it does not hold (or what it measured when it does)
+    reason: str = ""  # why it does not hold (or what it measured when it does)
 
     def sentence(self) -> str:
         """One sentence for the page, as MyST Markdown."""
@@ -63,20 +64,28 @@ class Hypothesis:
         if self.holds:
             return f"The hypotheses of {what}{ref} hold for these parameters{measured}."
         why = f" {self.reason.rstrip('.')}." if self.reason else ""
-        return (f"**{what}{ref} does not cover these parameters**{measured}.{why} Its checks "
-                "below are recorded as not applicable.")
+        return (
+            f"**{what}{ref} does not cover these parameters**{measured}.{why} Its checks "
+            "below are recorded as not applicable."
+        )
 
     def details(self) -> dict:
-        return {"holds": bool(self.holds), "title": self.title, "statement": self.statement,
-                "value": to_jsonable(self.value), "bound": to_jsonable(self.bound),
-                "op": self.op, "reason": self.reason}
+        return {
+            "holds": bool(self.holds),
+            "title": self.title,
+            "statement": self.statement,
+            "value": to_jsonable(self.value),
+            "bound": to_jsonable(self.bound),
+            "op": self.op,
+            "reason": self.reason,
+        }
 
 
 @dataclass
 class Check:
     name: str
     kind: str
-    passed: bool | None        # None: not applicable
+    passed: bool | None  # None: not applicable
     value: Any = None
     bound: Any = None
     op: str | None = None
@@ -87,19 +96,29 @@ class Check:
     hypotheses: list[str] = field(default_factory=list)
 
     def details(self) -> dict:
-        return {"kind": self.kind, "value": to_jsonable(self.value),
-                "bound": to_jsonable(self.bound), "op": self.op, "applies": self.applies,
-                "reason": self.reason, "statement": self.statement,
-                "hypotheses": list(self.hypotheses)}
+        return {
+            "kind": self.kind,
+            "value": to_jsonable(self.value),
+            "bound": to_jsonable(self.bound),
+            "op": self.op,
+            "applies": self.applies,
+            "reason": self.reason,
+            "statement": self.statement,
+            "hypotheses": list(self.hypotheses),
+        }
 
 
 # --- evaluation ----------------------------------------------------------------------------------
 
+
 def _scalar_or_array(value):
     if hasattr(value, "detach"):  # a torch tensor, without importing torch
         value = value.detach().cpu().numpy()
-    if isinstance(value, (list, tuple)) and value and all(
-            isinstance(v, (int, float, np.number)) for v in value):
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, (int, float, np.number)) for v in value)
+    ):
         return np.asarray(value, dtype=float)
     return value
 
@@ -143,6 +162,7 @@ def compare(value, op: str, bound) -> tuple[bool, Any]:
 
 # --- formatting ------------------------------------------------------------------------------------
 
+
 def _fmt(v) -> str:
     if v is None:
         return "—"
@@ -183,15 +203,32 @@ def _fmt_bound(bound, op) -> str:
     return _fmt(bound)
 
 
-KIND_NAMES = {"thm": "Theorem", "lem": "Lemma", "cor": "Corollary", "def": "Definition",
-              "asm": "Assumption", "claim": "Claim", "fig": "Figure", "prop": "Proposition",
-              "fact": "Fact", "cond": "Condition", "alg": "Algorithm", "eq": "Equation",
-              "prob": "Problem", "ex": "Example", "rem": "Remark", "sec": "Section",
-              "app": "Appendix", "obs": "Observation"}
+KIND_NAMES = {
+    "thm": "Theorem",
+    "lem": "Lemma",
+    "cor": "Corollary",
+    "def": "Definition",
+    "asm": "Assumption",
+    "claim": "Claim",
+    "fig": "Figure",
+    "prop": "Proposition",
+    "fact": "Fact",
+    "cond": "Condition",
+    "alg": "Algorithm",
+    "eq": "Equation",
+    "prob": "Problem",
+    "ex": "Example",
+    "rem": "Remark",
+    "sec": "Section",
+    "app": "Appendix",
+    "obs": "Observation",
+}
 
 
-BOOK_TITLES = {"book-lem-d-suff": "Book, explicit Lemma 3.3",
-               "book-obs-frozen-features": "Book, frozen first layer"}  # the book's own statements
+BOOK_TITLES = {
+    "book-lem-d-suff": "Book, explicit Lemma 3.3",
+    "book-obs-frozen-features": "Book, frozen first layer",
+}  # the book's own statements
 
 
 def statement_title(label: str) -> str:
@@ -202,14 +239,18 @@ def statement_title(label: str) -> str:
     label, _, item = label.partition("#")
     parts = label.split("-")
     out = BOOK_TITLES.get(label, label)
-    if label not in BOOK_TITLES and len(parts) >= 3 and parts[0] in ("a", "b", "book") \
-            and parts[1] in KIND_NAMES:
+    if (
+        label not in BOOK_TITLES
+        and len(parts) >= 3
+        and parts[0] in ("a", "b", "book")
+        and parts[1] in KIND_NAMES
+    ):
         who = "Book" if parts[0] == "book" else f"Paper {parts[0].upper()}"
         rest = parts[2:]
         short = all(p.isdigit() or (p.isalpha() and len(p) == 1) for p in rest)
         if short:  # 3-2 -> 3.2, c-1 -> C.1
             number = ".".join(p.upper() if p.isalpha() else p for p in rest)
-        else:      # words: e-11 stays, three-points -> "three points"
+        else:  # words: e-11 stays, three-points -> "three points"
             number = " ".join(rest)
         out = f"{who}, {KIND_NAMES[parts[1]]} {number}"
     return out + (f" ({item})" if item else "")
@@ -246,31 +287,52 @@ def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
     """The end-of-page table: a MIME bundle with MyST Markdown (the book resolves the
     statement links) and HTML (Jupyter, Colab)."""
     order = {k: i for i, k in enumerate(("hypothesis",) + KINDS + ("unclassified",))}
-    rows = [("hypothesis", h.name, h.statement, h.value, h.bound, h.op,
-             "holds" if h.holds else "does not hold" + (f": {h.reason}" if h.reason else ""))
-            for h in hypotheses]
-    rows += [(c.kind, c.name, c.statement, c.value, c.bound, c.op, result_text(c))
-             for c in checks]
+    rows = [
+        (
+            "hypothesis",
+            h.name,
+            h.statement,
+            h.value,
+            h.bound,
+            h.op,
+            "holds" if h.holds else "does not hold" + (f": {h.reason}" if h.reason else ""),
+        )
+        for h in hypotheses
+    ]
+    rows += [(c.kind, c.name, c.statement, c.value, c.bound, c.op, result_text(c)) for c in checks]
     rows.sort(key=lambda r: order[r[0]])
     head = ("kind", "check", "statement", "measured", "bound", "result")
     md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    html = ['<table class="twolayer-checks"><thead><tr>'
-            + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
+    html = [
+        '<table class="twolayer-checks"><thead><tr>'
+        + "".join(f"<th>{h}</th>" for h in head)
+        + "</tr></thead><tbody>"
+    ]
     for kind, name, st, value, bound, op, res in rows:
         b = "—" if bound is None else f"{_op_text(op)} {_fmt_bound(bound, op)}".strip()
         cells_md = [kind, f"`{name}`", _ref(st), _esc(_fmt(value)), _esc(b), _esc(res)]
         md.append("| " + " | ".join(cells_md) + " |")
-        cells_html = [kind, f"<code>{_html(name)}</code>", _html(_ref(st, markdown=False)),
-                      _html(_fmt(value)), _html(b), _html(res)]
+        cells_html = [
+            kind,
+            f"<code>{_html(name)}</code>",
+            _html(_ref(st, markdown=False)),
+            _html(_fmt(value)),
+            _html(b),
+            _html(res),
+        ]
         html.append("<tr>" + "".join(f"<td>{x}</td>" for x in cells_html) + "</tr>")
     html.append("</tbody></table>")
     counts = summary_counts(checks)
-    line = (f"{counts['theorem']} theorem checks ({counts['theorem_na']} not applicable here), "
-            f"{counts['observation']} observations, {counts['sanity']} sanity checks "
-            "(identities and solver accuracy: shown, never counted as evidence).")
-    return {"text/markdown": line + "\n\n" + "\n".join(md) + "\n",
-            "text/html": f"<p>{_html(line)}</p>" + "".join(html),
-            "text/plain": line + "\n" + "\n".join(md)}
+    line = (
+        f"{counts['theorem']} theorem checks ({counts['theorem_na']} not applicable here), "
+        f"{counts['observation']} observations, {counts['sanity']} sanity checks "
+        "(identities and solver accuracy: shown, never counted as evidence)."
+    )
+    return {
+        "text/markdown": line + "\n\n" + "\n".join(md) + "\n",
+        "text/html": f"<p>{_html(line)}</p>" + "".join(html),
+        "text/plain": line + "\n" + "\n".join(md),
+    }
 
 
 def summary_counts(checks: list[Check]) -> dict[str, int]:
@@ -280,6 +342,7 @@ def summary_counts(checks: list[Check]) -> dict[str, int]:
 
 
 # --- glue (MyST-NB's protocol, without importing myst_nb) ------------------------------------------
+
 
 def glue(name: str, value: Any, markdown: bool = False) -> None:
     """Store ``value`` under ``name`` for ``{glue:text}`` / ``{glue:md}`` in the page's prose,

@@ -15,6 +15,7 @@ Status of a statement:
 ``lost``            the available copy of the paper lost it: nothing to check
 ``not covered``     no theorem or observation check names it yet
 """
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,7 @@ class Statement:
     source: str = "text"
     role: str = "claim"
     erratum: dict | None = None
-    evidence: list = field(default_factory=list)   # (chapter, check, kind, passed, profile)
+    evidence: list = field(default_factory=list)  # (chapter, check, kind, passed, profile)
 
     @property
     def label(self) -> str:
@@ -72,8 +73,16 @@ def load_registry(path: str | Path) -> list[Statement]:
             if e["id"] in seen:
                 raise ValueError(f"{path}: statement {e['id']!r} is listed twice")
             seen.add(e["id"])
-            out.append(Statement(e["id"], paper, e["text"], e.get("source", "text"),
-                                 e.get("role", "claim"), e.get("erratum")))
+            out.append(
+                Statement(
+                    e["id"],
+                    paper,
+                    e["text"],
+                    e.get("source", "text"),
+                    e.get("role", "claim"),
+                    e.get("erratum"),
+                )
+            )
     return out
 
 
@@ -115,8 +124,9 @@ def statuses(registry: list[Statement], results: dict[str, dict]) -> tuple[list[
             sid = det.get("statement")
             if not sid:
                 continue
-            targets = [by_id[sid]] if sid in by_id else (
-                by_label.get(sid, []) if "#" not in sid else [])
+            targets = (
+                [by_id[sid]] if sid in by_id else (by_label.get(sid, []) if "#" not in sid else [])
+            )
             if not targets:
                 unknown.append((chapter, name, sid))
             for s in targets:
@@ -135,9 +145,14 @@ def labels_in(root: str | Path) -> set[str]:
 
 # --- rendering ---------------------------------------------------------------------------------
 
-STATUS_TEXT = {"verified": "✓ verified", "erratum": "✗ false as printed; corrected form verified",
-               "not applicable": "not applicable at these parameters", "lost": "lost in the copy",
-               "not covered": "not covered yet", "failed": "FAILED"}
+STATUS_TEXT = {
+    "verified": "✓ verified",
+    "erratum": "✗ false as printed; corrected form verified",
+    "not applicable": "not applicable at these parameters",
+    "lost": "lost in the copy",
+    "not covered": "not covered yet",
+    "failed": "FAILED",
+}
 
 
 def _cell(text) -> str:
@@ -159,8 +174,9 @@ def _evidence_text(s: Statement) -> str:
         by_chapter.setdefault(chapter, []).append((check, kind, passed, profile))
     parts = []
     for chapter, checks in by_chapter.items():
-        names = ", ".join(f"`{c}`" + ("" if k in EVIDENCE else " (sanity)")
-                          for c, k, _, _ in checks)
+        names = ", ".join(
+            f"`{c}`" + ("" if k in EVIDENCE else " (sanity)") for c, k, _, _ in checks
+        )
         profile = checks[0][3]
         parts.append(f"{{doc}}`/notebooks/{chapter}` ({profile}): {names}")
     return "; ".join(parts) or "—"
@@ -182,7 +198,9 @@ def index_markdown(registry: list[Statement], labels: set[str]) -> str:
         if not rows:
             continue
         c = counts(rows)
-        summary = ", ".join(f"{v} {STATUS_TEXT[k].lstrip('✓✗ ')}" for k, v in sorted(c[paper].items()))
+        summary = ", ".join(
+            f"{v} {STATUS_TEXT[k].lstrip('✓✗ ')}" for k, v in sorted(c[paper].items())
+        )
         md.append(f"## {name}\n\n{len(rows)} statements: {summary}.\n")
         md.append("| statement | what it says | status | checked by |")
         md.append("|---|---|---|---|")
@@ -192,8 +210,9 @@ def index_markdown(registry: list[Statement], labels: set[str]) -> str:
                 text += " *(reconstructed)*"
             if s.role != "claim":
                 text += f" *({s.role.replace('-', ' ')})*"
-            md.append(f"| {_link(s, labels)} | {text} | {STATUS_TEXT[s.status]} | "
-                      f"{_evidence_text(s)} |")
+            md.append(
+                f"| {_link(s, labels)} | {text} | {STATUS_TEXT[s.status]} | {_evidence_text(s)} |"
+            )
         md.append("")
     return "\n".join(md)
 
@@ -204,7 +223,9 @@ def errata_markdown(registry: list[Statement], labels: set[str]) -> str:
     for s in registry:
         if not s.erratum:
             continue
-        md.append(f"| {_link(s, labels)} | {_cell(s.erratum['printed'])} | "
-                  f"{_cell(s.erratum['corrected'])} | {STATUS_TEXT[s.status]}: "
-                  f"{_evidence_text(s)} |")
+        md.append(
+            f"| {_link(s, labels)} | {_cell(s.erratum['printed'])} | "
+            f"{_cell(s.erratum['corrected'])} | {STATUS_TEXT[s.status]}: "
+            f"{_evidence_text(s)} |"
+        )
     return "\n".join(md) + "\n"

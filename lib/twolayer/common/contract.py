@@ -23,21 +23,50 @@ give an identical file.
 Each parameter type carries ``doc`` (its meaning, shown in the page's parameter table) and
 ``explore`` (the values the robustness harness draws from; ``None``: kept at the profile's).
 """
+
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
-from .checks import (KINDS, Check, CheckFailed, Hypothesis, _fmt, compare, display_bundle,
-                     glue, table)
+from .checks import (
+    KINDS,
+    Check,
+    CheckFailed,
+    Hypothesis,
+    _fmt,
+    compare,
+    display_bundle,
+    glue,
+    table,
+)
 from .io import atomic_write_json, to_jsonable
 
-__all__ = ["PROFILES", "PROFILE_ENV", "RESULTS_DIR_ENV", "ParameterError", "CheckFailed",
-           "Spec", "Int", "Float", "Choice", "Bool", "ListOf", "Optional", "OptionalDir",
-           "OptionalPath", "HexDigest", "Constraint", "Params", "Contract", "load_chapter"]
+__all__ = [
+    "PROFILES",
+    "PROFILE_ENV",
+    "RESULTS_DIR_ENV",
+    "ParameterError",
+    "CheckFailed",
+    "Spec",
+    "Int",
+    "Float",
+    "Choice",
+    "Bool",
+    "ListOf",
+    "Optional",
+    "OptionalDir",
+    "OptionalPath",
+    "HexDigest",
+    "Constraint",
+    "Params",
+    "Contract",
+    "load_chapter",
+]
 
 PROFILES = ("smoke", "book", "paper")
 PROFILE_ENV = "BOOK_PROFILE"
@@ -50,6 +79,7 @@ class ParameterError(ValueError):
 
 
 # --- parameter types ----------------------------------------------------------------------
+
 
 @dataclass(kw_only=True)
 class Spec:
@@ -80,8 +110,11 @@ class Spec:
 
 
 def _is_range(x) -> bool:
-    return (isinstance(x, tuple) and len(x) == 2
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x))
+    return (
+        isinstance(x, tuple)
+        and len(x) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x)
+    )
 
 
 def _draw_number(lo, hi, rng, integer: bool):
@@ -193,7 +226,8 @@ class ListOf(Spec):
     @property
     def describe(self) -> str:
         count = f"at least {self.min_len}" + (
-            f" and at most {self.max_len}" if self.max_len is not None else "")
+            f" and at most {self.max_len}" if self.max_len is not None else ""
+        )
         s = f"a list of {count} items, each {self.item.describe}"
         return s + (", strictly increasing" if self.increasing else "")
 
@@ -251,8 +285,11 @@ class _PathSpec(Spec):
 
     @property
     def describe(self) -> str:
-        what = f"a file path string ending in {self.suffix}" if self.suffix else \
-            "a non-empty folder path string"
+        what = (
+            f"a file path string ending in {self.suffix}"
+            if self.suffix
+            else "a non-empty folder path string"
+        )
         return f"None or {what}"
 
     def validate(self, name, value):
@@ -286,13 +323,18 @@ class HexDigest(Spec):
 
     @property
     def describe(self) -> str:
-        return ("None or " if self.optional else "") + f"a string of {self.length} hexadecimal digits"
+        return (
+            "None or " if self.optional else ""
+        ) + f"a string of {self.length} hexadecimal digits"
 
     def validate(self, name, value):
         if value is None and self.optional:
             return None
-        if (not isinstance(value, str) or len(value) != self.length
-                or any(ch not in "0123456789abcdefABCDEF" for ch in value)):
+        if (
+            not isinstance(value, str)
+            or len(value) != self.length
+            or any(ch not in "0123456789abcdefABCDEF" for ch in value)
+        ):
             raise self.fail(name, value)
         return value.lower()
 
@@ -323,10 +365,12 @@ class Constraint:
     def check(self, P) -> None:
         if not self.holds(P):
             raise ParameterError(
-                f"parameter {self.parameter!r} {self.message}; got {P[self.parameter]!r}")
+                f"parameter {self.parameter!r} {self.message}; got {P[self.parameter]!r}"
+            )
 
 
 # --- the contract ---------------------------------------------------------------------------
+
 
 class Params(dict):
     """Validated parameters; also readable as attributes (``P.n``)."""
@@ -361,14 +405,23 @@ class Contract:
     results file in a book build.
     """
 
-    def __init__(self, spec: Mapping[str, Spec], profiles: Mapping[str, Mapping[str, Any]],
-                 namespace: dict, *, chapter: str | None = None,
-                 derive: Mapping[str, Callable] | None = None,
-                 constraints: Sequence[Constraint] = ()):
+    def __init__(
+        self,
+        spec: Mapping[str, Spec],
+        profiles: Mapping[str, Mapping[str, Any]],
+        namespace: dict,
+        *,
+        chapter: str | None = None,
+        derive: Mapping[str, Callable] | None = None,
+        constraints: Sequence[Constraint] = (),
+    ):
         self.spec: dict[str, Spec] = {
             "seed": Int(0, 2**32 - 1, doc="every random draw on the page derives from it"),
-            "profile": Choice(*PROFILES, doc='size: "smoke" (seconds, tests), "book" (the '
-                              'site), "paper" (the paper\'s scale); None reads $BOOK_PROFILE'),
+            "profile": Choice(
+                *PROFILES,
+                doc='size: "smoke" (seconds, tests), "book" (the '
+                'site), "paper" (the paper\'s scale); None reads $BOOK_PROFILE',
+            ),
             "results_path": OptionalPath(doc="a .json path: write the results there"),
             **spec,
         }
@@ -403,12 +456,16 @@ class Contract:
 
     def validate(self) -> Params:
         ns = self.namespace
-        unknown = sorted(k for k in set(ns) - self._before - set(self.spec)
-                         if not k.startswith("_") and not self._is_code(ns[k]))
+        unknown = sorted(
+            k
+            for k in set(ns) - self._before - set(self.spec)
+            if not k.startswith("_") and not self._is_code(ns[k])
+        )
         if unknown:
             raise ParameterError(
                 f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                f"this notebook takes: {', '.join(sorted(self.spec))}")
+                f"this notebook takes: {', '.join(sorted(self.spec))}"
+            )
         absent = sorted(k for k in self.spec if k not in ns)
         if absent:
             raise ParameterError(f"the parameters cell does not define {', '.join(absent)}")
@@ -418,7 +475,8 @@ class Contract:
             if profile not in PROFILES:
                 raise ParameterError(
                     f"environment variable {PROFILE_ENV} must be one of "
-                    f"{', '.join(map(repr, PROFILES))}; got {profile!r}")
+                    f"{', '.join(map(repr, PROFILES))}; got {profile!r}"
+                )
         profile = self.spec["profile"].validate("profile", profile)
         out = Params()
         for name, spec in self.spec.items():
@@ -440,24 +498,45 @@ class Contract:
             raise RuntimeError("validate() was not called")
         head = ("parameter", "value", "meaning", "allowed")
         md = ["| " + " | ".join(head) + " |", "|---|---|---|---|"]
-        html = ['<table class="twolayer-params"><thead><tr>'
-                + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
+        html = [
+            '<table class="twolayer-params"><thead><tr>'
+            + "".join(f"<th>{h}</th>" for h in head)
+            + "</tr></thead><tbody>"
+        ]
         import html as _h
 
         for name, spec in self.spec.items():
             v = _fmt(self.params[name])
             cells = (f"`{name}`", v, spec.doc, spec.describe)
             md.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
-            html.append("<tr>" + "".join(
-                f"<td>{_h.escape(str(c).strip('`'))}</td>" for c in cells) + "</tr>")
+            html.append(
+                "<tr>"
+                + "".join(f"<td>{_h.escape(str(c).strip('`'))}</td>" for c in cells)
+                + "</tr>"
+            )
         html.append("</tbody></table>")
-        display_bundle({"text/markdown": "\n".join(md) + "\n", "text/html": "".join(html),
-                        "text/plain": "\n".join(md)})
+        display_bundle(
+            {
+                "text/markdown": "\n".join(md) + "\n",
+                "text/html": "".join(html),
+                "text/plain": "\n".join(md),
+            }
+        )
 
     # -- checks ------------------------------------------------------------------------------
 
-    def hypothesis(self, name: str, holds=None, *, title: str, statement: str | None = None,
-                   value=None, bound=None, op: str | None = None, reason: str = "") -> Hypothesis:
+    def hypothesis(
+        self,
+        name: str,
+        holds=None,
+        *,
+        title: str,
+        statement: str | None = None,
+        value=None,
+        bound=None,
+        op: str | None = None,
+        reason: str = "",
+    ) -> Hypothesis:
         """Record whether a theorem's hypotheses hold here (from ``holds`` or ``value op
         bound``); glue its sentence as ``name`` (``{glue:md}`name``` with ``:format: myst``)."""
         if name in self._hypotheses or name in self._checks:
@@ -471,16 +550,18 @@ class Contract:
         glue(name, h.sentence(), markdown=True)
         return h
 
-    def _record(self, name: str, kind: str, holds, value, bound, op, statement, applies,
-                detail: str) -> None:
+    def _record(
+        self, name: str, kind: str, holds, value, bound, op, statement, applies, detail: str
+    ) -> None:
         if kind not in KINDS + ("unclassified",):
             raise ValueError(f"kind must be one of {KINDS}")
         if name in self._checks or name in self._hypotheses or name in self.metrics:
             raise ValueError(f"check {name!r} is recorded twice")
         ok_applies, reason, hyps = _applies(applies)
         if not ok_applies:
-            self._checks[name] = Check(name, kind, None, None, bound, op, statement, False,
-                                       reason, detail, hyps)
+            self._checks[name] = Check(
+                name, kind, None, None, bound, op, statement, False, reason, detail, hyps
+            )
             return
         if callable(value):
             value = value()
@@ -496,28 +577,65 @@ class Contract:
         if value is not None and not isinstance(value, str):
             glue(name, value)
         if not ok:
-            measured = f"; measured {_fmt(value)}, bound {op or ''} {_fmt(bound)}" \
-                if value is not None else ""
-            raise CheckFailed(f"{kind} check {name!r} failed"
-                              + (f" ({statement})" if statement else "") + measured
-                              + (f": {detail}" if detail else ""))
+            measured = (
+                f"; measured {_fmt(value)}, bound {op or ''} {_fmt(bound)}"
+                if value is not None
+                else ""
+            )
+            raise CheckFailed(
+                f"{kind} check {name!r} failed"
+                + (f" ({statement})" if statement else "")
+                + measured
+                + (f": {detail}" if detail else "")
+            )
 
-    def theorem(self, name: str, holds=None, *, statement: str, value=None, bound=None,
-                op: str | None = None, applies=True, detail: str = "") -> None:
+    def theorem(
+        self,
+        name: str,
+        holds=None,
+        *,
+        statement: str,
+        value=None,
+        bound=None,
+        op: str | None = None,
+        applies=True,
+        detail: str = "",
+    ) -> None:
         """A paper's statement, checked where ``applies`` (a :class:`Hypothesis`, a list of
         them, a bool or ``(bool, reason)``) holds; ``holds``/``value`` may be callables,
         evaluated only then. Its outcome is ``checks[name]`` (``None``: not applicable).
         Returns nothing, so that a check cell shows no output."""
         return self._record(name, "theorem", holds, value, bound, op, statement, applies, detail)
 
-    def observation(self, name: str, holds=None, *, value, bound=None, op: str | None = None,
-                    statement: str | None = None, applies=True, detail: str = "") -> None:
+    def observation(
+        self,
+        name: str,
+        holds=None,
+        *,
+        value,
+        bound=None,
+        op: str | None = None,
+        statement: str | None = None,
+        applies=True,
+        detail: str = "",
+    ) -> None:
         """What this page measured, asserted in a robust form; its value is glued as ``name``."""
-        return self._record(name, "observation", holds, value, bound, op, statement, applies,
-                            detail)
+        return self._record(
+            name, "observation", holds, value, bound, op, statement, applies, detail
+        )
 
-    def sanity(self, name: str, holds=None, *, value=None, bound=None, op: str | None = None,
-               statement: str | None = None, applies=True, detail: str = "") -> None:
+    def sanity(
+        self,
+        name: str,
+        holds=None,
+        *,
+        value=None,
+        bound=None,
+        op: str | None = None,
+        statement: str | None = None,
+        applies=True,
+        detail: str = "",
+    ) -> None:
         """An identity, a solver's accuracy, internal consistency: never evidence."""
         return self._record(name, "sanity", holds, value, bound, op, statement, applies, detail)
 
@@ -577,11 +695,14 @@ class Contract:
     def results(self) -> dict:
         if self.params is None:
             raise RuntimeError("validate() was not called")
-        return {"params": to_jsonable(dict(self.params)), "metrics": dict(self.metrics),
-                "checks": self.checks,
-                "check_details": {k: c.details() for k, c in self._checks.items()},
-                "hypotheses": {k: h.details() for k, h in self._hypotheses.items()},
-                "environment": self.environment()}
+        return {
+            "params": to_jsonable(dict(self.params)),
+            "metrics": dict(self.metrics),
+            "checks": self.checks,
+            "check_details": {k: c.details() for k, c in self._checks.items()},
+            "hypotheses": {k: h.details() for k, h in self._hypotheses.items()},
+            "environment": self.environment(),
+        }
 
     def table(self) -> dict[str, str]:
         return table(list(self._checks.values()), list(self._hypotheses.values()))
@@ -607,8 +728,9 @@ def _applies(applies) -> tuple[bool, str, list[str]]:
     if isinstance(applies, list):
         names = [h.name for h in applies]
         bad = [h for h in applies if not h.holds]
-        reason = "; ".join(f"{h.title or h.name}: {h.reason or 'hypothesis does not hold'}"
-                           for h in bad)
+        reason = "; ".join(
+            f"{h.title or h.name}: {h.reason or 'hypothesis does not hold'}" for h in bad
+        )
         return not bad, reason, names
     if isinstance(applies, tuple):
         ok, reason = applies
@@ -617,6 +739,7 @@ def _applies(applies) -> tuple[bool, str, list[str]]:
 
 
 # --- reading a chapter's contract without a kernel -------------------------------------------
+
 
 def load_chapter(path: str | os.PathLike, through_validate: bool = False):
     """Execute a chapter's setup cells and its parameters cell in a fresh namespace (no kernel;

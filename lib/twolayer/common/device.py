@@ -7,6 +7,7 @@
   inside a block of torch code; with PyTorch's ``meta`` device it tests a GPU program's
   device discipline on a machine without a GPU (see ``tests/paper_a/test_device_discipline.py``).
 """
+
 from __future__ import annotations
 
 import torch

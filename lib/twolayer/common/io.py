@@ -3,6 +3,7 @@
 A file is written to a temporary file in the same folder, flushed and fsynced, then renamed
 over the target: a reader sees either the old file or the complete new one, never half.
 """
+
 from __future__ import annotations
 
 import json
@@ -82,7 +83,9 @@ def atomic_write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> Path:
 
     for name, arr in arrays.items():
         if np.asarray(arr).dtype == object:
-            raise TypeError(f"array {name!r} has dtype object, which .npz can only store by pickling")
+            raise TypeError(
+                f"array {name!r} has dtype object, which .npz can only store by pickling"
+            )
     buf = _io.BytesIO()
     np.savez(buf, **arrays)
     return atomic_write_bytes(path, buf.getvalue())

@@ -3,6 +3,7 @@
 Every chapter calls :func:`use_style` once and builds figures with :func:`figure`; captions
 live in the notebook cell's ``mystnb.figure`` metadata so that the site numbers them.
 """
+
 from __future__ import annotations
 
 import io as _io
@@ -33,17 +34,19 @@ WIDTH = 7.0  # inches: the width of the book's text column at 100% zoom
 def use_style() -> None:
     """Apply the book's style: seaborn ``whitegrid``, colour-blind palette, readable sizes."""
     sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE, font_scale=0.95)
-    plt.rcParams.update({
-        "figure.dpi": 110,
-        "savefig.dpi": 150,
-        "savefig.bbox": "tight",
-        "axes.titlesize": 11,
-        "axes.labelsize": 10,
-        "legend.fontsize": 9,
-        "legend.frameon": False,
-        "lines.linewidth": 1.8,
-        "figure.constrained_layout.use": True,
-    })
+    plt.rcParams.update(
+        {
+            "figure.dpi": 110,
+            "savefig.dpi": 150,
+            "savefig.bbox": "tight",
+            "axes.titlesize": 11,
+            "axes.labelsize": 10,
+            "legend.fontsize": 9,
+            "legend.frameon": False,
+            "lines.linewidth": 1.8,
+            "figure.constrained_layout.use": True,
+        }
+    )
 
 
 def figure(ncols: int = 1, nrows: int = 1, width: float = WIDTH, aspect: float = 0.6, **kw):

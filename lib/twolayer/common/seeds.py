@@ -5,6 +5,7 @@ depends on every key, through NumPy's ``SeedSequence`` (strings hashed with CRC-
 ``derive(0, "test")`` and ``derive(1, "train")`` never share a stream the way ``seed + 1``
 would for the next seed. Used by every chapter instead of hand-made seed arithmetic.
 """
+
 from __future__ import annotations
 
 import zlib

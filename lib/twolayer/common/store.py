@@ -21,19 +21,20 @@ configuration). Typical use::
         store.save(cfg, arrays, metrics)
     arrays, metrics = store.load(configs[0])
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import math
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
 from .io import atomic_write_json, atomic_write_npz, load_npz, to_jsonable
-
 
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -93,8 +94,12 @@ class RunStore:
         """The configurations of ``configs`` without a complete entry (in the given order)."""
         return [dict(c) for c in configs if not self.has(c)]
 
-    def save(self, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray],
-             metrics: Mapping[str, Any] | None = None) -> str:
+    def save(
+        self,
+        config: Mapping[str, Any],
+        arrays: Mapping[str, np.ndarray],
+        metrics: Mapping[str, Any] | None = None,
+    ) -> str:
         """Write one entry (arrays first, then the JSON commit marker); return its key."""
         cfg = canonical_config(config)
         if not arrays:
@@ -108,7 +113,9 @@ class RunStore:
     def load(self, config: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], dict]:
         """``(arrays, metrics)`` of ``config``; ``KeyError`` if it is not in the store."""
         if not self.has(config):
-            raise KeyError(f"configuration {canonical_config(config)} is not in the store {self.root}")
+            raise KeyError(
+                f"configuration {canonical_config(config)} is not in the store {self.root}"
+            )
         npz, meta = self._paths(config)
         return load_npz(npz), json.loads(meta.read_text(encoding="utf-8"))["metrics"]
 

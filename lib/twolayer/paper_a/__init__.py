@@ -20,8 +20,24 @@ Gradient descent (Sections 4-5)
     ``sgd``          batched minibatch SGD for ReLU nets with biases (Figure 2)
     ``images``       CIFAR-10 (binary archive, checksummed) and the offline digits stand-in
 """
+
 from ..common._lazy import lazy_submodules
 
-__all__ = ["activations", "assumptions", "data", "flow", "images", "kkt", "losses", "lowrank",
-           "metrics", "models", "onestep", "rankdecay", "sgd", "trainer", "xor"]
+__all__ = [
+    "activations",
+    "assumptions",
+    "data",
+    "flow",
+    "images",
+    "kkt",
+    "losses",
+    "lowrank",
+    "metrics",
+    "models",
+    "onestep",
+    "rankdecay",
+    "sgd",
+    "trainer",
+    "xor",
+]
 __getattr__ = lazy_submodules(__name__, __all__)

@@ -8,11 +8,12 @@
 All functions take and return torch tensors and are computed without overflow for any
 finite input (``log((1 + e^z)/2) = softplus(z) - log 2``).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -99,7 +100,12 @@ def get_activation(name: str, gamma: float) -> Activation:
         return Activation(name, gamma, 0.0, True, leaky_relu, leaky_relu_grad, leaky_relu_hess)
     if name == "smoothed_leaky_relu":
         return Activation(
-            name, gamma, (1.0 - gamma) / 4.0, False,
-            smoothed_leaky_relu, smoothed_leaky_relu_grad, smoothed_leaky_relu_hess,
+            name,
+            gamma,
+            (1.0 - gamma) / 4.0,
+            False,
+            smoothed_leaky_relu,
+            smoothed_leaky_relu_grad,
+            smoothed_leaky_relu_hess,
         )
     raise ValueError(f"activation must be 'leaky_relu' or 'smoothed_leaky_relu', got {name!r}")

@@ -17,6 +17,7 @@ A union bound over the ``n`` norms and ``n(n-1)/2`` pairs, each half of the fail
 probability ``delta``, gives deviations ``t = sqrt(2 log(4n/delta))`` and
 ``s = sqrt(2 log(2n(n-1)/delta))``.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,11 +31,11 @@ class NearOrthogonality:
     """Theorem 3.2's assumption evaluated on one data set."""
 
     n: int
-    p: float          # max_{i != j} |<x_i, x_j>|
+    p: float  # max_{i != j} |<x_i, x_j>|
     R_min: float
     R_max: float
     gamma: float
-    n_max: float      # (gamma^3/3) (R_min^2/p) (R_min^2/R_max^2)
+    n_max: float  # (gamma^3/3) (R_min^2/p) (R_min^2/R_max^2)
 
     @property
     def ratio(self) -> float:
@@ -76,14 +77,14 @@ def near_orthogonality(X, gamma: float) -> NearOrthogonality:
     norms, p, _ = data_statistics(X, gamma)
     X = np.asarray(X)
     rmin, rmax, p = float(norms.min()), float(norms.max()), float(p)
-    n_max = (gamma ** 3 / 3.0) * (rmin ** 2 / p) * (rmin ** 2 / rmax ** 2) if p > 0 else math.inf
+    n_max = (gamma**3 / 3.0) * (rmin**2 / p) * (rmin**2 / rmax**2) if p > 0 else math.inf
     return NearOrthogonality(X.shape[0], p, rmin, rmax, float(gamma), n_max)
 
 
 def assumption_ratio(norms: np.ndarray, p: np.ndarray, n: int, gamma: float) -> np.ndarray:
     """Vectorised ``n / n_max`` from per-draw norms ``(..., n)`` and ``p`` ``(...)``."""
     rmin, rmax = norms.min(axis=-1), norms.max(axis=-1)
-    return n * 3.0 * p * rmax ** 2 / (gamma ** 3 * rmin ** 4)
+    return n * 3.0 * p * rmax**2 / (gamma**3 * rmin**4)
 
 
 def norm_deviation_bound(n: int, d: int, delta: float, sigma_max: float = 1.0) -> float:
@@ -122,7 +123,7 @@ def holds_surely(n: int, d: int, gamma: float, delta: float) -> bool:
     if rmin <= 0:
         return False
     # n <= (gamma^3/3) rmin^4 / (p rmax^2) with p <= s rmax
-    return n <= (gamma ** 3 / 3.0) * rmin ** 4 / (s * rmax ** 3)
+    return n <= (gamma**3 / 3.0) * rmin**4 / (s * rmax**3)
 
 
 def sufficient_dimension(n: int, gamma: float, delta: float) -> int:
@@ -142,8 +143,16 @@ def sufficient_dimension(n: int, gamma: float, delta: float) -> int:
     return hi
 
 
-def lemma33_sweep(ns, ratios, draws: int, gamma: float, seed: int, dims=None,
-                  progress: bool | None = None, aniso: float = 0.0) -> list[dict]:
+def lemma33_sweep(
+    ns,
+    ratios,
+    draws: int,
+    gamma: float,
+    seed: int,
+    dims=None,
+    progress: bool | None = None,
+    aniso: float = 0.0,
+) -> list[dict]:
     """Draw ``draws`` Gaussian data sets ``N(0, Sigma)`` (``Sigma`` from
     :func:`two_level_spectrum`, ``I_d`` when ``aniso = 0``) for each ``n`` in ``ns`` and each
     ``d = round(ratio * n^2 log n)`` (or each ``d`` in ``dims[n]`` when ``dims`` is given);
@@ -172,12 +181,20 @@ def lemma33_sweep(ns, ratios, draws: int, gamma: float, seed: int, dims=None,
         for k in range(draws):
             norms, p = _gaussian_gram_stats(n, d, [int(seed), n, d, k], aniso)
             q = float(assumption_ratio(norms, p, n, gamma))
-            rows.append({
-                "n": n, "d": d, "ratio": d / (n * n * math.log(n)), "draw": k,
-                "p": float(p), "R_min": float(norms.min()), "R_max": float(norms.max()),
-                "max_norm_dev": float(np.abs(norms - math.sqrt(d)).max()),
-                "assumption_ratio": q, "holds": bool(q <= 1.0),
-            })
+            rows.append(
+                {
+                    "n": n,
+                    "d": d,
+                    "ratio": d / (n * n * math.log(n)),
+                    "draw": k,
+                    "p": float(p),
+                    "R_min": float(norms.min()),
+                    "R_max": float(norms.max()),
+                    "max_norm_dev": float(np.abs(norms - math.sqrt(d)).max()),
+                    "assumption_ratio": q,
+                    "holds": bool(q <= 1.0),
+                }
+            )
     return rows
 
 
@@ -194,7 +211,7 @@ def _gaussian_gram_stats(n: int, d: int, seed, aniso: float = 0.0) -> tuple[np.n
     for start in range(0, d, CHUNK):
         block = rng.standard_normal((n, min(CHUNK, d - start)))
         if scale is not None:
-            block *= scale[start:start + block.shape[1]]
+            block *= scale[start : start + block.shape[1]]
         G += block @ block.T
     norms = np.sqrt(np.diagonal(G).copy())
     p = float((np.abs(G) * (1 - np.eye(n))).max())
@@ -249,8 +266,11 @@ def fraction_table(rows):
 
     df = pd.DataFrame(rows)
     out = df.groupby(["n", "d"], as_index=False).agg(
-        ratio=("ratio", "first"), fraction=("holds", "mean"),
-        p_scaled=("p", "median"), norm_dev=("max_norm_dev", "median"))
+        ratio=("ratio", "first"),
+        fraction=("holds", "mean"),
+        p_scaled=("p", "median"),
+        norm_dev=("max_norm_dev", "median"),
+    )
     out["p_scaled"] /= np.sqrt(out["d"] * np.log(out["n"]))
     out["norm_dev"] /= np.sqrt(np.log(out["n"]))
     return out

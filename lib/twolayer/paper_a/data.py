@@ -18,6 +18,7 @@ the same bits on the same machine.
   coordinates in a low-dimensional subspace containing them (Bartlett decomposition), so that
   ``d`` may be huge at no cost.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -91,8 +92,9 @@ def sqrt_covariance(Sigma: np.ndarray | None, d: int) -> np.ndarray | None:
     return (evecs * np.sqrt(np.clip(evals, 0, None))) @ evecs.T
 
 
-def nearly_orthogonal(n: int, d: int, seed: int, Sigma: np.ndarray | None = None,
-                      y: np.ndarray | None = None) -> Dataset:
+def nearly_orthogonal(
+    n: int, d: int, seed: int, Sigma: np.ndarray | None = None, y: np.ndarray | None = None
+) -> Dataset:
     """``x_i = Sigma^{1/2} xbar_i`` with ``xbar_i ~ N(0, I_d)`` (Paper A, Lemma 3.3).
 
     With ``tr Sigma = d`` and ``||Sigma||_2 = O(1)`` the lemma gives, w.h.p.,
@@ -119,8 +121,15 @@ def unit_vector(d: int, rng: np.random.Generator) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def gaussian_mixture(n: int, d: int, seed: int, beta: float = 0.3, mu_norm: float | None = None,
-                     label_noise: float = 0.0, mu: np.ndarray | None = None) -> Dataset:
+def gaussian_mixture(
+    n: int,
+    d: int,
+    seed: int,
+    beta: float = 0.3,
+    mu_norm: float | None = None,
+    label_noise: float = 0.0,
+    mu: np.ndarray | None = None,
+) -> Dataset:
     """Paper A, Section 5: ``y ~ Unif{+-1}``, ``x = y mu + z``, ``z ~ N(0, I_d)``.
 
     ``||mu|| = d**beta`` unless ``mu_norm`` or ``mu`` is given (the direction of ``mu`` is drawn
@@ -143,12 +152,24 @@ def gaussian_mixture(n: int, d: int, seed: int, beta: float = 0.3, mu_norm: floa
     X = clean[:, None] * mu[None, :] + rng.standard_normal((n, d))
     flip = rng.random(n) < label_noise
     y = np.where(flip, -clean, clean)
-    return Dataset(X, y, {"model": "gaussian_mixture", "n": n, "d": d, "seed": seed,
-                          "mu": mu, "clean_y": clean, "label_noise": label_noise})
+    return Dataset(
+        X,
+        y,
+        {
+            "model": "gaussian_mixture",
+            "n": n,
+            "d": d,
+            "seed": seed,
+            "mu": mu,
+            "clean_y": clean,
+            "label_noise": label_noise,
+        },
+    )
 
 
-def noisy_xor(n: int, d: int, seed: int, mu_norm: float | None = None,
-              beta: float = 0.25) -> Dataset:
+def noisy_xor(
+    n: int, d: int, seed: int, mu_norm: float | None = None, beta: float = 0.25
+) -> Dataset:
     """Noisy 2-XOR (Paper A, Section 5): ``x = c + xi`` with ``c`` uniform on
     ``{+-mu_1, +-mu_2}``, ``y = sign(|<mu_1, x>| - |<mu_2, x>|)``.
 
@@ -167,15 +188,33 @@ def noisy_xor(n: int, d: int, seed: int, mu_norm: float | None = None,
     idx = rng.integers(0, 4, size=n)
     X = centers[idx] + rng.standard_normal((n, d))
     y = np.where(np.abs(X @ mu1) >= np.abs(X @ mu2), 1.0, -1.0)
-    return Dataset(X, y, {"model": "noisy_xor", "n": n, "d": d, "seed": seed,
-                          "mu1": mu1, "mu2": mu2, "cluster": idx})
+    return Dataset(
+        X,
+        y,
+        {
+            "model": "noisy_xor",
+            "n": n,
+            "d": d,
+            "seed": seed,
+            "mu1": mu1,
+            "mu2": mu2,
+            "cluster": idx,
+        },
+    )
 
 
 # --- data with a prescribed Gram matrix, and exact low-dimensional coordinates ------------------
 
-def constructed_gram(n: int, d: int, seed: int, gamma: float, ratio: float = 0.9,
-                     norm_range: tuple[float, float] = (1.0, 1.2),
-                     y: np.ndarray | None = None) -> Dataset:
+
+def constructed_gram(
+    n: int,
+    d: int,
+    seed: int,
+    gamma: float,
+    ratio: float = 0.9,
+    norm_range: tuple[float, float] = (1.0, 1.2),
+    y: np.ndarray | None = None,
+) -> Dataset:
     """Nearly-orthogonal data by construction (for Paper A, Theorem 3.2 at small ``d``).
 
     Norms ``||x_i||`` are drawn uniformly from ``norm_range``; every off-diagonal inner product is
@@ -198,9 +237,9 @@ def constructed_gram(n: int, d: int, seed: int, gamma: float, ratio: float = 0.9
     rng = _rng(seed)
     norms = rng.uniform(lo, hi, size=n) if hi > lo else np.full(n, lo)
     rmin, rmax = norms.min(), norms.max()
-    c = ratio * gamma ** 3 * rmin ** 4 / (3.0 * n * rmax ** 2)
+    c = ratio * gamma**3 * rmin**4 / (3.0 * n * rmax**2)
     S = np.triu(random_signs(n * n, rng).reshape(n, n), 1)
-    G = c * (S + S.T) + np.diag(norms ** 2)
+    G = c * (S + S.T) + np.diag(norms**2)
     evals, evecs = np.linalg.eigh(G)
     if evals.min() <= 1e-12 * evals.max():
         raise ValueError(f"the Gram matrix is not positive definite for ratio={ratio} (n={n})")
@@ -210,8 +249,19 @@ def constructed_gram(n: int, d: int, seed: int, gamma: float, ratio: float = 0.9
     labels = random_signs(n, rng) if y is None else np.asarray(y, dtype=np.float64)
     if labels.shape != (n,) or not np.all(np.abs(labels) == 1):
         raise ValueError("y must be a vector of n entries in {-1, +1}")
-    return Dataset(X, labels, {"model": "constructed_gram", "n": n, "d": d, "seed": seed,
-                               "gamma": gamma, "ratio": ratio, "c": c})
+    return Dataset(
+        X,
+        labels,
+        {
+            "model": "constructed_gram",
+            "n": n,
+            "d": d,
+            "seed": seed,
+            "gamma": gamma,
+            "ratio": ratio,
+            "c": c,
+        },
+    )
 
 
 def _bartlett(n: int, dof: int, rng: np.random.Generator) -> np.ndarray:
@@ -238,8 +288,9 @@ def gaussian_span_coordinates(n: int, d: int, seed: int, y: np.ndarray | None = 
     return Dataset(X, labels, {"model": "gaussian_span_coordinates", "n": n, "d": d, "seed": seed})
 
 
-def noisy_xor_span_coordinates(n: int, d: int, seed: int, mu_norm: float | None = None,
-                               beta: float = 0.25) -> Dataset:
+def noisy_xor_span_coordinates(
+    n: int, d: int, seed: int, mu_norm: float | None = None, beta: float = 0.25
+) -> Dataset:
     """Noisy 2-XOR (as :func:`noisy_xor`) in exact low-dimensional coordinates.
 
     By rotation invariance of the noise take ``mu_1 = ||mu|| e_1``, ``mu_2 = ||mu|| e_2``. The
@@ -266,8 +317,18 @@ def noisy_xor_span_coordinates(n: int, d: int, seed: int, mu_norm: float | None 
         tail = _bartlett(n, rest, rng)
     X = np.concatenate([head, tail], axis=1)
     y = np.where(np.abs(X[:, 0]) >= np.abs(X[:, 1]), 1.0, -1.0)
-    return Dataset(X, y, {"model": "noisy_xor_span_coordinates", "n": n, "d": d, "seed": seed,
-                          "mu_norm": norm, "cluster": idx})
+    return Dataset(
+        X,
+        y,
+        {
+            "model": "noisy_xor_span_coordinates",
+            "n": n,
+            "d": d,
+            "seed": seed,
+            "mu_norm": norm,
+            "cluster": idx,
+        },
+    )
 
 
 def _xor_centers(norm: float) -> np.ndarray:
@@ -285,5 +346,14 @@ def noisy_xor_test_coordinates(train: Dataset, n_test: int, seed: int) -> Datase
     X = rng.standard_normal((n_test, k))
     X[:, :2] += _xor_centers(train.info["mu_norm"])[idx]
     y = np.where(np.abs(X[:, 0]) >= np.abs(X[:, 1]), 1.0, -1.0)
-    return Dataset(X, y, {"model": "noisy_xor_test_coordinates", "n": n_test, "d": train.d,
-                          "seed": seed, "cluster": idx})
+    return Dataset(
+        X,
+        y,
+        {
+            "model": "noisy_xor_test_coordinates",
+            "n": n_test,
+            "d": train.d,
+            "seed": seed,
+            "cluster": idx,
+        },
+    )

@@ -23,6 +23,7 @@ like ``1/s`` reach a tolerance: a tolerance comes with the steps that reach it.
 :func:`phase_diagram` certifies the items on Gaussian data at dimensions below and above
 Theorem 3.2's assumption.
 """
+
 from __future__ import annotations
 
 import math
@@ -59,11 +60,11 @@ def log_flow_time(log_loss: np.ndarray, lr) -> np.ndarray:
 class FlowRun:
     """Weights at the checkpoints, per-step log-loss and log gradient-flow time."""
 
-    checkpoints: np.ndarray      # (K,) step numbers
-    W: torch.Tensor              # (K, B, m, d) weights at the checkpoints
-    log_loss: np.ndarray         # (steps + 1, B)
-    log_time: np.ndarray         # (steps + 1, B): log of the gradient-flow time
-    lr: float | np.ndarray       # a number, or one step per configuration (B,)
+    checkpoints: np.ndarray  # (K,) step numbers
+    W: torch.Tensor  # (K, B, m, d) weights at the checkpoints
+    log_loss: np.ndarray  # (steps + 1, B)
+    log_time: np.ndarray  # (steps + 1, B): log of the gradient-flow time
+    lr: float | np.ndarray  # a number, or one step per configuration (B,)
 
     @property
     def s(self) -> np.ndarray:
@@ -77,8 +78,9 @@ class FlowRun:
         ``threshold`` (Theorem 3.4's ``t0``, within the run) and its gradient-flow time
         (``-1`` and ``inf`` when the last loss is not below)."""
         above = self.log_loss >= math.log(threshold)
-        last_above = np.where(above.any(axis=0),
-                              above.shape[0] - 1 - np.argmax(above[::-1], axis=0), -1)
+        last_above = np.where(
+            above.any(axis=0), above.shape[0] - 1 - np.argmax(above[::-1], axis=0), -1
+        )
         ok = ~above[-1]
         step = np.where(ok, last_above + 1, -1)
         cols = np.arange(self.log_loss.shape[1])
@@ -96,8 +98,16 @@ class FlowRun:
         return step, t
 
 
-def normalized_flow(net, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, loss: str,
-                    lr, checkpoints, progress: bool | None = None) -> FlowRun:
+def normalized_flow(
+    net,
+    W0: torch.Tensor,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    loss: str,
+    lr,
+    checkpoints,
+    progress: bool | None = None,
+) -> FlowRun:
     """Loss-normalised gradient descent from ``W0`` (``(B, m, d)``) for ``checkpoints[-1]``
     steps, keeping ``W`` at every checkpoint and ``log L`` at every step. ``X`` may be shared
     ``(n, d)`` or one data set per configuration ``(B, n, d)``; ``lr`` a float or one step per
@@ -127,12 +137,19 @@ def normalized_flow(net, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, los
     X = torch.as_tensor(X).to(dtype=W.dtype, device=W.device)
     y = torch.as_tensor(y).to(dtype=W.dtype, device=W.device)
     lr_arr = np.asarray(lr, dtype=np.float64)
-    if lr_arr.ndim > 1 or (lr_arr.ndim == 1 and lr_arr.shape[0] != B) \
-            or not np.all(np.isfinite(lr_arr)) or np.any(lr_arr <= 0):
+    if (
+        lr_arr.ndim > 1
+        or (lr_arr.ndim == 1 and lr_arr.shape[0] != B)
+        or not np.all(np.isfinite(lr_arr))
+        or np.any(lr_arr <= 0)
+    ):
         raise ValueError("lr must be a positive number or one positive number per configuration")
     per_config = lr_arr.ndim == 1
-    lr_t = torch.as_tensor(lr_arr, dtype=W.dtype, device=W.device).reshape(B, 1, 1) \
-        if per_config else None
+    lr_t = (
+        torch.as_tensor(lr_arr, dtype=W.dtype, device=W.device).reshape(B, 1, 1)
+        if per_config
+        else None
+    )
     alpha = 1.0 if per_config else float(lr_arr)
     shared = X.ndim == 2
     if NUMPY_LOOP and _numpy_ok(net, lossf, W, X):
@@ -174,9 +191,14 @@ NUMPY_LOOP = True  # False: every run takes the torch loop (the trainer's update
 
 
 def _numpy_ok(net, lossf, W, X) -> bool:
-    return (getattr(net.phi, "name", None) == "leaky_relu" and lossf.name in ("exp", "logistic")
-            and W.dtype == torch.float64 and X.dtype == torch.float64
-            and W.device.type == "cpu" and X.device.type == "cpu")
+    return (
+        getattr(net.phi, "name", None) == "leaky_relu"
+        and lossf.name in ("exp", "logistic")
+        and W.dtype == torch.float64
+        and X.dtype == torch.float64
+        and W.device.type == "cpu"
+        and X.device.type == "cpu"
+    )
 
 
 def _np_softplus(z):
@@ -238,12 +260,14 @@ def _numpy_flow(net, lossf, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, l
         Wn += lr_b * (C @ Xn)
     log_loss = hist - math.log(Xn.shape[-2])
     lr_out = lr_arr if per_config else float(lr_arr)
-    return FlowRun(ck, torch.as_tensor(np.stack(Ws)), log_loss, log_flow_time(log_loss, lr_out),
-                   lr_out)
+    return FlowRun(
+        ck, torch.as_tensor(np.stack(Ws)), log_loss, log_flow_time(log_loss, lr_out), lr_out
+    )
 
 
-def continue_flow(run: FlowRun, net, X: torch.Tensor, y: torch.Tensor, loss: str,
-                  checkpoints) -> FlowRun:
+def continue_flow(
+    run: FlowRun, net, X: torch.Tensor, y: torch.Tensor, loss: str, checkpoints
+) -> FlowRun:
     """``run`` extended to ``checkpoints[-1]`` (steps counted from the start of ``run``; those at
     or before its last step are ignored), keeping its checkpoints, losses and flow time."""
     last = int(run.checkpoints[-1])
@@ -253,8 +277,13 @@ def continue_flow(run: FlowRun, net, X: torch.Tensor, y: torch.Tensor, loss: str
         return run
     ext = normalized_flow(net, run.W[-1], X, y, loss, run.lr, ck - last)
     log_loss = np.concatenate([run.log_loss, ext.log_loss[1:]])
-    return FlowRun(np.concatenate([run.checkpoints, ck]), torch.cat([run.W, ext.W[1:]]),
-                   log_loss, log_flow_time(log_loss, run.lr), run.lr)
+    return FlowRun(
+        np.concatenate([run.checkpoints, ck]),
+        torch.cat([run.W, ext.W[1:]]),
+        log_loss,
+        log_flow_time(log_loss, run.lr),
+        run.lr,
+    )
 
 
 def steps_for_tolerance(deviations, tolerances, steps: int, factor: float = 2.0) -> int:
@@ -273,9 +302,19 @@ def steps_for_tolerance(deviations, tolerances, steps: int, factor: float = 2.0)
     return max(int(steps), int(math.ceil(steps * factor * worst)))
 
 
-def flow_to_tolerance(net, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, loss: str,
-                      lr: float, steps: int, deviations, tolerances, num_checkpoints: int = 24,
-                      factor: float = 2.0) -> tuple[FlowRun, int]:
+def flow_to_tolerance(
+    net,
+    W0: torch.Tensor,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    loss: str,
+    lr: float,
+    steps: int,
+    deviations,
+    tolerances,
+    num_checkpoints: int = 24,
+    factor: float = 2.0,
+) -> tuple[FlowRun, int]:
     """Run :func:`normalized_flow` for ``steps`` (log-spaced checkpoints), measure
     ``deviations(W)`` (``W``: ``(B, m, d)``; an array of deviations that fall like ``1/s``) at
     the end, and extend the run to :func:`steps_for_tolerance` steps when that is more.
@@ -317,7 +356,7 @@ def rate_slopes(s, values, decades: float = 1.0) -> np.ndarray:
     s = np.asarray(s, dtype=float)
     v = np.asarray(values, dtype=float)
     v2 = v.reshape(len(s), -1)
-    keep = (s > 0) & (s >= s.max() / 10 ** decades)
+    keep = (s > 0) & (s >= s.max() / 10**decades)
     out = np.full(v2.shape[1], np.nan)
     for b in range(v2.shape[1]):
         ok = keep & np.isfinite(v2[:, b]) & (v2[:, b] > 0)
@@ -326,8 +365,9 @@ def rate_slopes(s, values, decades: float = 1.0) -> np.ndarray:
     return out if v.ndim > 1 else out[0]
 
 
-def certify_run(run: FlowRun, net, X, y, sol, z_star, X_test, configs=None,
-                every_checkpoint: bool = True):
+def certify_run(
+    run: FlowRun, net, X, y, sol, z_star, X_test, configs=None, every_checkpoint: bool = True
+):
     """:func:`twolayer.paper_a.kkt.certify` at every checkpoint (or only the last) of ``run``
     for the configurations ``configs`` (default: all), as a table with ``config``, ``step``,
     ``s`` (normalised time), ``log10_t`` (gradient-flow time) and the certificate's entries;
@@ -348,16 +388,34 @@ def certify_run(run: FlowRun, net, X, y, sol, z_star, X_test, configs=None,
             if float(net.margins(W, Xt, yt).min()) <= 0:
                 continue
             c = certify(net, W, X, y, sol, z_star, X_test)
-            rows.append({"config": int(b), "step": step, "s": step * run.lr,
-                         "log10_t": run.log_time[step, b] / math.log(10), **c})
+            rows.append(
+                {
+                    "config": int(b),
+                    "step": step,
+                    "s": step * run.lr,
+                    "log10_t": run.log_time[step, b] / math.log(10),
+                    **c,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 PHASE_ITEMS = ("1 margins", "2 collapse", "3 rank 2", "4-5 convex", "6 linear", "7 z bound")
 
 
-def phase_diagram(net, ns, dims: dict, draws: int, loss: str, init_scale: float, steps: int,
-                  tol: float, n_test: int, seed: int, factor: float = 2.0):
+def phase_diagram(
+    net,
+    ns,
+    dims: dict,
+    draws: int,
+    loss: str,
+    init_scale: float,
+    steps: int,
+    tol: float,
+    n_test: int,
+    seed: int,
+    factor: float = 2.0,
+):
     """Theorem 3.2's items on Gaussian data below and above its assumption (chapter
     ``paper_a/gradient_flow``, the phase diagram).
 
@@ -380,20 +438,32 @@ def phase_diagram(net, ns, dims: dict, draws: int, loss: str, init_scale: float,
     rows = []
     bound = kkt.z_bound(net.m1, net.m2, net.gamma)
     for nn in ns:
-        sets = [(int(dd), k, data.gaussian_span_coordinates(
-                    nn, int(dd), seed=seeds.derive(seed, "phase-data", nn, int(dd), k)))
-                for dd in dims[nn] for k in range(draws)]
+        sets = [
+            (
+                int(dd),
+                k,
+                data.gaussian_span_coordinates(
+                    nn, int(dd), seed=seeds.derive(seed, "phase-data", nn, int(dd), k)
+                ),
+            )
+            for dd in dims[nn]
+            for k in range(draws)
+        ]
         k_coord = max(s_.X.shape[1] for _, _, s_ in sets)
         Xs = np.zeros((len(sets), nn, k_coord))
         for b, (dd, _, s_) in enumerate(sets):
-            Xs[b, :, :s_.X.shape[1]] = s_.X / math.sqrt(dd)
+            Xs[b, :, : s_.X.shape[1]] = s_.X / math.sqrt(dd)
         ys = np.stack([s_.y for _, _, s_ in sets])
         Xb, yb = torch.as_tensor(Xs), torch.as_tensor(ys)
         lr = 1.0 / np.linalg.norm(Xs, axis=-1).max(axis=-1) ** 2
         asm = [assumptions.near_orthogonality(Xs[b], net.gamma) for b in range(len(sets))]
         X_test = seeds.rng(seed, "phase-test", nn).standard_normal((n_test, k_coord))
-        W0 = net.init(k_coord, init_scale / math.sqrt(k_coord),
-                      seed=seeds.derive(seed, "phase-init", nn), batch=len(sets))
+        W0 = net.init(
+            k_coord,
+            init_scale / math.sqrt(k_coord),
+            seed=seeds.derive(seed, "phase-init", nn),
+            batch=len(sets),
+        )
         run = normalized_flow(net, W0, Xb, yb, loss, lr, [steps])
         sols: dict = {}
         held = [b for b in range(len(sets)) if asm[b].holds]
@@ -402,31 +472,40 @@ def phase_diagram(net, ns, dims: dict, draws: int, loss: str, init_scale: float,
             dev = []
             for b in held:
                 sol_b = _phase_solution(sols, net, Xs[b], ys[b], b)[0]
-                d_b = kkt.deviations(net, W_end[b:b + 1], Xs[b], ys[b], sol_b, X_test)
+                d_b = kkt.deviations(net, W_end[b : b + 1], Xs[b], ys[b], sol_b, X_test)
                 dev.append([d_b[key] for key in kkt.DEVIATIONS])
             need = steps_for_tolerance(dev, tol, steps, factor)
             if need > steps:  # only the draws that satisfy the assumption go on
                 idx = torch.as_tensor(held)
                 W_end = W_end.clone()
-                W_end[idx] = normalized_flow(net, W_end[idx], Xb[idx], yb[idx], loss, lr[held],
-                                             [need - steps]).W[-1]
+                W_end[idx] = normalized_flow(
+                    net, W_end[idx], Xb[idx], yb[idx], loss, lr[held], [need - steps]
+                ).W[-1]
         else:
             need = steps
         for b, (dd, k, _) in enumerate(sets):
-            row = {"n": nn, "d": dd, "draw": k, "ratio": asm[b].ratio, "holds": asm[b].holds,
-                   "steps": need if asm[b].holds else steps}
+            row = {
+                "n": nn,
+                "d": dd,
+                "draw": k,
+                "ratio": asm[b].ratio,
+                "holds": asm[b].holds,
+                "steps": need if asm[b].holds else steps,
+            }
             W = W_end[b]
             sep = float(net.margins(W, Xb[b], yb[b]).min()) > 0
             row["separated"] = sep
             if sep:
                 sol, z_star = _phase_solution(sols, net, Xs[b], ys[b], b)
                 c = kkt.certify(net, W, Xs[b], ys[b], sol, z_star, X_test)
-                ok = {"1 margins": c["margin_max_dev"] <= tol,
-                      "2 collapse": c["row_collapse"] <= tol and c["lambda_in_range"],
-                      "3 rank 2": c["rank_ratio"] <= tol,
-                      "4-5 convex": c["dist_to_convex"] <= tol,
-                      "6 linear": 1 - c["sign_agreement"] <= tol,
-                      "7 z bound": c["z_ratio"] <= bound + c["z_slack"]}
+                ok = {
+                    "1 margins": c["margin_max_dev"] <= tol,
+                    "2 collapse": c["row_collapse"] <= tol and c["lambda_in_range"],
+                    "3 rank 2": c["rank_ratio"] <= tol,
+                    "4-5 convex": c["dist_to_convex"] <= tol,
+                    "6 linear": 1 - c["sign_agreement"] <= tol,
+                    "7 z bound": c["z_ratio"] <= bound + c["z_slack"],
+                }
                 row.update({key: bool(v) for key, v in ok.items()})
                 row["dist_to_convex"] = c["dist_to_convex"]
             else:
@@ -443,8 +522,10 @@ def _phase_solution(cache: dict, net, X, y, b: int):
     from . import kkt
 
     if b not in cache:
-        cache[b] = (kkt.solve_problem3(X, y, net.m1, net.m2, net.gamma),
-                    kkt.max_margin_separator(X, y)[0])
+        cache[b] = (
+            kkt.solve_problem3(X, y, net.m1, net.m2, net.gamma),
+            kkt.max_margin_separator(X, y)[0],
+        )
     return cache[b]
 
 
@@ -463,8 +544,9 @@ def first_dimension(table, column: str) -> dict:
     return out
 
 
-def initializations(net, k: int, d: int, init_scale: float, mults, directions: int,
-                    seed: int) -> torch.Tensor:
+def initializations(
+    net, k: int, d: int, init_scale: float, mults, directions: int, seed: int
+) -> torch.Tensor:
     """``directions`` random initial directions, each at every scale of ``mults``: ``W`` of
     shape ``(directions * len(mults), m, k)``, run ``b`` being direction ``b // len(mults)``
     at scale ``mults[b % len(mults)] * init_scale``. Rows are ``N(0, scale^2/d I_d)``
@@ -493,8 +575,19 @@ def deviation_function(net, X, y, sol, X_test, kkt_residual: bool = False):
     return deviations
 
 
-def leak_sweep(n: int, d: int, m_pairs, gammas, gap: float, loss: str, init_scale: float,
-               steps: int, tol: float, n_test: int, seed: int):
+def leak_sweep(
+    n: int,
+    d: int,
+    m_pairs,
+    gammas,
+    gap: float,
+    loss: str,
+    init_scale: float,
+    steps: int,
+    tol: float,
+    n_test: int,
+    seed: int,
+):
     """Theorem 3.2 across leaks and widths (chapter ``paper_a/gradient_flow``): for each
     ``gamma`` in ``gammas`` the constructed data of :func:`twolayer.paper_a.data.constructed_gram`
     (the same draw for every ``gamma``, at ``n / n_max = gap``), and for each ``(m1, m2)`` in
@@ -516,26 +609,48 @@ def leak_sweep(n: int, d: int, m_pairs, gammas, gap: float, loss: str, init_scal
         Xg, _ = span_coordinates(ds.X)
         asm = assumptions.near_orthogonality(ds.X, g)
         Xt, yt = _f64(Xg), _f64(ds.y)
-        Xtest = X_test[:, :Xg.shape[1]]
+        Xtest = X_test[:, : Xg.shape[1]]
         for m1, m2 in m_pairs:
             net = LeakyNetwork(m1, m2, gamma=g)
             sol = kkt.solve_problem3(Xg, ds.y, m1, m2, g)
             z_star, _ = kkt.max_margin_separator(Xg, ds.y)
-            W0 = initializations(net, Xg.shape[1], d, init_scale, [1.0], 1,
-                                 seeds.derive(seed, "sweep-init", m1, m2))
-            run, total = flow_to_tolerance(net, W0, Xt, yt, loss, 1.0 / asm.R_max ** 2,
-                                           steps, deviation_function(net, Xg, ds.y, sol,
-                                                                     Xtest), tol,
-                                           num_checkpoints=12)
+            W0 = initializations(
+                net, Xg.shape[1], d, init_scale, [1.0], 1, seeds.derive(seed, "sweep-init", m1, m2)
+            )
+            run, total = flow_to_tolerance(
+                net,
+                W0,
+                Xt,
+                yt,
+                loss,
+                1.0 / asm.R_max**2,
+                steps,
+                deviation_function(net, Xg, ds.y, sol, Xtest),
+                tol,
+                num_checkpoints=12,
+            )
             curves[(g, m1, m2)] = (run.s, distance_history(run, net, Xg, ds.y, sol.W)[:, 0])
-            c = certify_run(run, net, Xg, ds.y, sol, z_star, Xtest,
-                            every_checkpoint=False).iloc[0]
-            rows.append({
-                "gamma": g, "m1": m1, "m2": m2, "ratio": asm.ratio, "steps": total,
-                "deviation": max(c.margin_max_dev, c.row_collapse, c.rank_ratio,
-                                 c.dist_to_convex, 1 - c.sign_agreement),
-                "dist_to_convex": c.dist_to_convex,
-                "wstar_z_ratio": float(np.linalg.norm(sol.z) / np.linalg.norm(z_star)),
-                "z_ratio": c.z_ratio, "z_slack": c.z_slack,
-                "z_bound": kkt.z_bound(m1, m2, g), "lambda_in_range": c.lambda_in_range})
+            c = certify_run(run, net, Xg, ds.y, sol, z_star, Xtest, every_checkpoint=False).iloc[0]
+            rows.append(
+                {
+                    "gamma": g,
+                    "m1": m1,
+                    "m2": m2,
+                    "ratio": asm.ratio,
+                    "steps": total,
+                    "deviation": max(
+                        c.margin_max_dev,
+                        c.row_collapse,
+                        c.rank_ratio,
+                        c.dist_to_convex,
+                        1 - c.sign_agreement,
+                    ),
+                    "dist_to_convex": c.dist_to_convex,
+                    "wstar_z_ratio": float(np.linalg.norm(sol.z) / np.linalg.norm(z_star)),
+                    "z_ratio": c.z_ratio,
+                    "z_slack": c.z_slack,
+                    "z_bound": kkt.z_bound(m1, m2, g),
+                    "lambda_in_range": c.lambda_in_range,
+                }
+            )
     return pd.DataFrame(rows), curves

@@ -16,6 +16,7 @@ Errors are explicit: :class:`DatasetUnavailable` (a ``FileNotFoundError``) when 
 absent, :class:`ArchiveError` (a ``ValueError``) when it is truncated, corrupt or fails its
 checksum.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,14 +38,24 @@ DEFAULT_CACHE = os.path.join("~", ".cache", "twolayer", "cifar10")  # download=T
 CIFAR10_FOLDER = "cifar-10-batches-bin"
 CIFAR10_TRAIN_FILES = tuple(f"data_batch_{i}.bin" for i in range(1, 6))
 CIFAR10_TEST_FILE = "test_batch.bin"
-CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer",
-                   "dog", "frog", "horse", "ship", "truck")
+CIFAR10_CLASSES = (
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
+)
 CIFAR10_SHAPE = (3, 32, 32)
 RECORD_BYTES = 1 + 3 * 32 * 32  # 3073
 
 # Binary tasks (the logistic loss of Paper A's theory): classes in the positive set get +1.
 POSITIVE_CLASSES = {
-    "cifar10": (0, 1, 8, 9),   # vehicles (airplane, automobile, ship, truck) vs animals
+    "cifar10": (0, 1, 8, 9),  # vehicles (airplane, automobile, ship, truck) vs animals
     "digits": (0, 2, 4, 6, 8),  # even vs odd digits
 }
 
@@ -84,6 +95,7 @@ class Split:
 
 # --- checksums and the archive ----------------------------------------------------------------
 
+
 def file_digest(path: str | os.PathLike, algorithm: str = "md5", chunk: int = 1 << 20) -> str:
     """Hex digest of a file, read in chunks (``md5`` or ``sha256``)."""
     h = hashlib.new(algorithm)
@@ -93,8 +105,9 @@ def file_digest(path: str | os.PathLike, algorithm: str = "md5", chunk: int = 1 
     return h.hexdigest()
 
 
-def verify_checksum(path: str | os.PathLike, md5: str | None = CIFAR10_MD5,
-                    sha256: str | None = None) -> None:
+def verify_checksum(
+    path: str | os.PathLike, md5: str | None = CIFAR10_MD5, sha256: str | None = None
+) -> None:
     """Raise :class:`ArchiveError` unless ``path`` has the given digests (``None``: not checked)."""
     for algorithm, expected in (("md5", md5), ("sha256", sha256)):
         if expected is None:
@@ -105,7 +118,8 @@ def verify_checksum(path: str | os.PathLike, md5: str | None = CIFAR10_MD5,
             raise ArchiveError(
                 f"{path} ({size} bytes) fails its {algorithm.upper()} checksum: expected {expected}, "
                 f"got {got}. The file is truncated, corrupt or not the official {CIFAR10_ARCHIVE}; "
-                f"delete it and download it again from {CIFAR10_URL}")
+                f"delete it and download it again from {CIFAR10_URL}"
+            )
 
 
 def find_cifar10(data_dir: str | os.PathLike | None = None) -> Path:
@@ -121,19 +135,25 @@ def find_cifar10(data_dir: str | os.PathLike | None = None) -> Path:
             f"CIFAR-10 is not available: no data_dir was given and ${CIFAR10_ENV} is not set. "
             f"Put the official binary archive {CIFAR10_ARCHIVE} ({CIFAR10_URL}) in a folder and "
             f"pass data_dir=<folder> (or set ${CIFAR10_ENV}), or pass download=True to fetch it, "
-            f"or use dataset='digits', which needs no download")
+            f"or use dataset='digits', which needs no download"
+        )
     p = Path(data_dir).expanduser()
     archive = p if p.is_file() else p / CIFAR10_ARCHIVE
     if not archive.is_file():
         raise DatasetUnavailable(
             f"CIFAR-10 is not available: {archive} does not exist ({source}={os.fspath(data_dir)!r}). "
             f"Put the official binary archive {CIFAR10_ARCHIVE} there ({CIFAR10_URL}), pass "
-            f"download=True to fetch it, or use dataset='digits', which needs no download")
+            f"download=True to fetch it, or use dataset='digits', which needs no download"
+        )
     return archive
 
 
-def download_cifar10(data_dir: str | os.PathLike, url: str = CIFAR10_URL, md5: str = CIFAR10_MD5,
-                     sha256: str | None = None) -> Path:  # pragma: no cover - needs the network
+def download_cifar10(
+    data_dir: str | os.PathLike,
+    url: str = CIFAR10_URL,
+    md5: str = CIFAR10_MD5,
+    sha256: str | None = None,
+) -> Path:  # pragma: no cover - needs the network
     """Download the archive into ``data_dir`` (atomically) unless a verified copy is there."""
     import shutil
     import tempfile
@@ -165,12 +185,15 @@ def parse_records(raw: bytes, name: str) -> tuple[np.ndarray, np.ndarray]:
     if len(raw) == 0 or len(raw) % RECORD_BYTES:
         raise ArchiveError(
             f"{name} has {len(raw)} bytes, not a positive multiple of the record size "
-            f"{RECORD_BYTES} (1 label byte + 3072 pixel bytes): the file is truncated or corrupt")
+            f"{RECORD_BYTES} (1 label byte + 3072 pixel bytes): the file is truncated or corrupt"
+        )
     rec = np.frombuffer(raw, dtype=np.uint8).reshape(-1, RECORD_BYTES)
     labels = rec[:, 0].copy()
     if labels.max() >= len(CIFAR10_CLASSES):
-        raise ArchiveError(f"{name} holds label {int(labels.max())}; CIFAR-10 labels are 0..9 "
-                           "(the file is corrupt or not in the official binary format)")
+        raise ArchiveError(
+            f"{name} holds label {int(labels.max())}; CIFAR-10 labels are 0..9 "
+            "(the file is corrupt or not in the official binary format)"
+        )
     return rec[:, 1:].copy(), labels
 
 
@@ -192,11 +215,14 @@ def read_cifar10_archive(archive: str | os.PathLike) -> dict[str, tuple[np.ndarr
     except (tarfile.TarError, EOFError, OSError, _zlib_error()) as exc:
         raise ArchiveError(
             f"{archive} cannot be read as a gzip-compressed tar archive ({type(exc).__name__}: {exc}); "
-            f"it is truncated or corrupt: delete it and download {CIFAR10_ARCHIVE} again") from exc
+            f"it is truncated or corrupt: delete it and download {CIFAR10_ARCHIVE} again"
+        ) from exc
     missing = sorted(Path(w).name for w in wanted if Path(w).name not in out)
     if missing:
-        raise ArchiveError(f"{archive} lacks {', '.join(missing)} under {CIFAR10_FOLDER}/: it is not "
-                           f"the official binary distribution {CIFAR10_ARCHIVE}")
+        raise ArchiveError(
+            f"{archive} lacks {', '.join(missing)} under {CIFAR10_FOLDER}/: it is not "
+            f"the official binary distribution {CIFAR10_ARCHIVE}"
+        )
     return out
 
 
@@ -206,8 +232,12 @@ def _zlib_error():
     return zlib.error
 
 
-def load_cifar10(data_dir: str | os.PathLike | None = None, download: bool = False,
-                 md5: str | None = CIFAR10_MD5, sha256: str | None = None) -> tuple[ImageData, ImageData]:
+def load_cifar10(
+    data_dir: str | os.PathLike | None = None,
+    download: bool = False,
+    md5: str | None = CIFAR10_MD5,
+    sha256: str | None = None,
+) -> tuple[ImageData, ImageData]:
     """CIFAR-10's official train (50 000) and test (10 000) sets as ``(train, test)``.
 
     Pixels become floats in ``[0, 255]`` in the archive's channel-major order (d = 3072).
@@ -228,13 +258,22 @@ def load_cifar10(data_dir: str | os.PathLike | None = None, download: bool = Fal
     train_lb = np.concatenate([parts[f][1] for f in CIFAR10_TRAIN_FILES])
     test_px, test_lb = parts[CIFAR10_TEST_FILE]
     info = {"archive": os.fspath(archive), "md5": md5, "sha256": sha256}
-    mk = lambda px, lb: ImageData(px.astype(np.float64), lb.astype(np.int64), "cifar10",  # noqa: E731
-                                  CIFAR10_SHAPE, CIFAR10_CLASSES, {**info, "max_value": 255.0})
+    mk = lambda px, lb: ImageData(
+        px.astype(np.float64),
+        lb.astype(np.int64),
+        "cifar10",  # noqa: E731
+        CIFAR10_SHAPE,
+        CIFAR10_CLASSES,
+        {**info, "max_value": 255.0},
+    )
     return mk(train_px, train_lb), mk(test_px, test_lb)
 
 
-def write_cifar10_like(path: str | os.PathLike, train: list[tuple[np.ndarray, np.ndarray]],
-                       test: tuple[np.ndarray, np.ndarray]) -> Path:
+def write_cifar10_like(
+    path: str | os.PathLike,
+    train: list[tuple[np.ndarray, np.ndarray]],
+    test: tuple[np.ndarray, np.ndarray],
+) -> Path:
     """Write a small archive in the official binary format (for tests and examples).
 
     ``train`` holds five ``(pixels uint8 (n, 3072), labels (n,))`` batches, ``test`` one."""
@@ -255,19 +294,28 @@ def write_cifar10_like(path: str | os.PathLike, train: list[tuple[np.ndarray, np
 
 # --- the offline stand-in -----------------------------------------------------------------------
 
+
 def load_digits() -> ImageData:
     """scikit-learn's bundled handwritten digits: 1797 images of 8 x 8 pixels in ``[0, 16]``."""
     from sklearn.datasets import load_digits as _load
 
     X, y = _load(return_X_y=True)
-    return ImageData(X.astype(np.float64), y.astype(np.int64), "digits", (8, 8),
-                     tuple(str(i) for i in range(10)), {"max_value": 16.0})
+    return ImageData(
+        X.astype(np.float64),
+        y.astype(np.int64),
+        "digits",
+        (8, 8),
+        tuple(str(i) for i in range(10)),
+        {"max_value": 16.0},
+    )
 
 
 # --- preparation ----------------------------------------------------------------------------------
 
-def train_test_split(data: ImageData, n_train: int, n_test: int | None, seed: int,
-                     test: ImageData | None = None):
+
+def train_test_split(
+    data: ImageData, n_train: int, n_test: int | None, seed: int, test: ImageData | None = None
+):
     """Seeded subsets: ``n_train`` training and ``n_test`` test images.
 
     Without ``test`` the images of ``data`` are permuted and split (disjoint); with ``test`` (an
@@ -276,12 +324,16 @@ def train_test_split(data: ImageData, n_train: int, n_test: int | None, seed: in
     rng = np.random.default_rng([int(seed), 20230])
     if test is None:
         if n_train < 1 or n_train >= data.n:
-            raise ValueError(f"n_train must lie in [1, {data.n - 1}] for {data.name}; got {n_train}")
+            raise ValueError(
+                f"n_train must lie in [1, {data.n - 1}] for {data.name}; got {n_train}"
+            )
         perm = rng.permutation(data.n)
         rest = perm[n_train:]
         if n_test is not None:
             if n_test < 1 or n_test > rest.size:
-                raise ValueError(f"n_test must lie in [1, {rest.size}] with n_train={n_train}; got {n_test}")
+                raise ValueError(
+                    f"n_test must lie in [1, {rest.size}] with n_train={n_train}; got {n_test}"
+                )
             rest = rest[:n_test]
         tr = np.sort(perm[:n_train])
         te = np.sort(rest)
@@ -322,9 +374,18 @@ def binary_labels(labels: np.ndarray, dataset: str) -> np.ndarray:
     return np.where(pos, 1.0, -1.0)
 
 
-def prepare(dataset: str, n_train: int, n_test: int | None, seed: int, task: str = "multiclass",
-            mode: str = "scale", data_dir=None, download: bool = False,
-            md5: str | None = CIFAR10_MD5, sha256: str | None = None) -> Split:
+def prepare(
+    dataset: str,
+    n_train: int,
+    n_test: int | None,
+    seed: int,
+    task: str = "multiclass",
+    mode: str = "scale",
+    data_dir=None,
+    download: bool = False,
+    md5: str | None = CIFAR10_MD5,
+    sha256: str | None = None,
+) -> Split:
     """Load ``dataset`` (``"digits"`` or ``"cifar10"``), split, standardise and label it.
 
     ``task="multiclass"``: labels 0..9 (cross-entropy); ``"binary"``: labels in ``{-1, +1}``

@@ -18,6 +18,7 @@ Notation (Paper A, Section 3; Problems (1) and (3) are our reconstruction, see t
 
 Solvers: cvxpy with Clarabel (an interior-point method), tolerances ``1e-10``.
 """
+
 from __future__ import annotations
 
 import math
@@ -39,8 +40,11 @@ def _solve(problem, solver: str = "CLARABEL") -> None:
     Raises ``RuntimeError`` unless the status is ``optimal``."""
     import cvxpy as cp
 
-    attempts = [dict(tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10), {}] \
-        if solver == "CLARABEL" else [{}]
+    attempts = (
+        [dict(tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10), {}]
+        if solver == "CLARABEL"
+        else [{}]
+    )
     status = None
     for kw in attempts:
         fresh = cp.Problem(problem.objective, problem.constraints)  # no state from a failed try
@@ -67,7 +71,7 @@ def z_bound(m1: int, m2: int, gamma: float) -> float:
 def multiplier_bounds(X, gamma: float) -> tuple[float, float]:
     """Item 2's open interval ``(1/(2 R_max^2), 3/(2 gamma^2 R_min^2))`` for every ``lambda_i``."""
     norms = np.linalg.norm(_np(X), axis=1)
-    return 1.0 / (2.0 * norms.max() ** 2), 3.0 / (2.0 * gamma ** 2 * norms.min() ** 2)
+    return 1.0 / (2.0 * norms.max() ** 2), 3.0 / (2.0 * gamma**2 * norms.min() ** 2)
 
 
 @dataclass
@@ -76,7 +80,7 @@ class Problem3Solution:
 
     v: np.ndarray
     u: np.ndarray
-    lam: np.ndarray        # dual variables, one per training point (item 2's lambda_i)
+    lam: np.ndarray  # dual variables, one per training point (item 2's lambda_i)
     m1: int
     m2: int
     gamma: float
@@ -97,7 +101,9 @@ def _check_labels(y) -> np.ndarray:
     return y
 
 
-def solve_problem3(X, y, m1: int, m2: int, gamma: float, solver: str = "CLARABEL") -> Problem3Solution:
+def solve_problem3(
+    X, y, m1: int, m2: int, gamma: float, solver: str = "CLARABEL"
+) -> Problem3Solution:
     """Solve the convex Problem (3) (Theorem 3.2, item 5) with its duals ``lambda_i``."""
     import cvxpy as cp
 
@@ -109,13 +115,15 @@ def solve_problem3(X, y, m1: int, m2: int, gamma: float, solver: str = "CLARABEL
     pos = (y > 0).astype(float)
     neg = 1.0 - pos
     # one constraint per point: y_i = +1 -> (m1 v.x - gamma m2 u.x)/sqrt m >= 1, else mirrored
-    expr = (cp.multiply(pos, (m1 * (X @ v) - gamma * m2 * (X @ u)) / s)
-            + cp.multiply(neg, (m2 * (X @ u) - gamma * m1 * (X @ v)) / s))
+    expr = cp.multiply(pos, (m1 * (X @ v) - gamma * m2 * (X @ u)) / s) + cp.multiply(
+        neg, (m2 * (X @ u) - gamma * m1 * (X @ v)) / s
+    )
     con = expr >= 1
     prob = cp.Problem(cp.Minimize(m1 / 2 * cp.sum_squares(v) + m2 / 2 * cp.sum_squares(u)), [con])
     _solve(prob, solver)
-    return Problem3Solution(np.asarray(v.value), np.asarray(u.value), np.asarray(con.dual_value),
-                            m1, m2, float(gamma))
+    return Problem3Solution(
+        np.asarray(v.value), np.asarray(u.value), np.asarray(con.dual_value), m1, m2, float(gamma)
+    )
 
 
 def max_margin_separator(X, y, solver: str = "CLARABEL") -> tuple[np.ndarray, np.ndarray]:
@@ -169,7 +177,7 @@ def multipliers_from_vu(v, u, X, y, m: int, gamma: float) -> tuple[np.ndarray, f
     v, u, X, y = _np(v), _np(u), _np(X), _check_labels(y)
     pos, neg = (y > 0).astype(float), (y < 0).astype(float)
     s = math.sqrt(m)
-    Av = (X.T * (pos - gamma * neg)) / s          # d x n: v = Av @ lam
+    Av = (X.T * (pos - gamma * neg)) / s  # d x n: v = Av @ lam
     Au = (X.T * (neg - gamma * pos)) / s
     A = np.concatenate([Av, Au])
     b = np.concatenate([v, u])
@@ -189,7 +197,7 @@ def problem1_kkt_residual(net, W, X, y, lam) -> dict[str, float]:
     W = torch.as_tensor(_np(W))
     X, y = torch.as_tensor(_np(X)), torch.as_tensor(_np(y))
     lam_t = torch.as_tensor(_np(lam))
-    Z = net.preactivations(W, X)                            # m x n
+    Z = net.preactivations(W, X)  # m x n
     coef = net.phi.grad(Z) * (lam_t * y).unsqueeze(0) * net.a(W).unsqueeze(-1)
     grad = coef @ X
     q = net.margins(W, X, y)
@@ -248,8 +256,10 @@ def certify(net, W, X, y, sol: Problem3Solution, z_star, X_test) -> dict[str, fl
     norms = torch.linalg.norm(X, dim=1)
     vt, ut = torch.as_tensor(v), torch.as_tensor(u)
     signs = torch.minimum(y * (X @ vt), -y * (X @ ut)) / norms
-    slack = max(float(torch.linalg.norm(vt - torch.as_tensor(sol.v))),
-                float(torch.linalg.norm(ut - torch.as_tensor(sol.u))))
+    slack = max(
+        float(torch.linalg.norm(vt - torch.as_tensor(sol.v))),
+        float(torch.linalg.norm(ut - torch.as_tensor(sol.u))),
+    )
     return {
         "margin_max_dev": float((qn - 1).abs().max()),
         "row_collapse": float(torch.linalg.norm(Wn - means, dim=1).max() / torch.linalg.norm(Wn)),
@@ -305,8 +315,10 @@ def deviations(net, W, X, y, sol: Problem3Solution, X_test) -> dict[str, np.ndar
         "dist_to_convex": torch.linalg.norm(Wn - Ws, dim=(-2, -1)) / torch.linalg.norm(Ws),
         "sign_disagreement": (torch.sign(f) != lin).double().mean(dim=-1),
     }
-    return {k: torch.where(bad, torch.full_like(qmin, float("nan")), val).numpy()
-            for k, val in out.items()}
+    return {
+        k: torch.where(bad, torch.full_like(qmin, float("nan")), val).numpy()
+        for k, val in out.items()
+    }
 
 
 # --- the three-point example (Paper A, Appendix B) -------------------------------------------------
@@ -372,8 +384,11 @@ def kkt_residual(net, W, X, y) -> dict[str, float]:
     lam, res = nnls(A, b)
     stationarity = float(res / np.linalg.norm(b))
     slackness = float(lam @ (qn - 1) / lam.sum()) if lam.sum() > 0 else float("inf")
-    return {"stationarity": stationarity, "slackness": slackness,
-            "residual": max(stationarity, slackness)}
+    return {
+        "stationarity": stationarity,
+        "slackness": slackness,
+        "residual": max(stationarity, slackness),
+    }
 
 
 def angle(a, b) -> float:
@@ -411,15 +426,24 @@ def three_point_table(eps_grid, m_half: int = 1) -> list[dict]:
         z, zs = three_point_closed_forms(float(e))
         printed = three_point_multipliers(float(e))
         marg = y * (X @ z)
-        rows.append({
-            "eps": float(e), "holds": near_orthogonality(X, THREE_POINT_GAMMA).holds,
-            "lam1": sol.lam[0], "lam2": sol.lam[1], "lam3": sol.lam[2],
-            "err_printed": float(np.abs(sol.lam - printed).max()),
-            "err_system": float(np.abs(sol.lam - three_point_kkt_system(
-                float(e), m=2 * m_half)).max()),
-            "err_closed_form": float(max(np.abs(sol.z - z).max(), np.abs(z_star - zs).max())),
-            "margin2": marg[1], "margin3": marg[2],
-            "nmargin_z": marg.min() / np.linalg.norm(z),
-            "nmargin_zstar": (y * (X @ zs)).min() / np.linalg.norm(zs),
-            "angle": angle(z, zs), "z_ratio": np.linalg.norm(z) / np.linalg.norm(zs)})
+        rows.append(
+            {
+                "eps": float(e),
+                "holds": near_orthogonality(X, THREE_POINT_GAMMA).holds,
+                "lam1": sol.lam[0],
+                "lam2": sol.lam[1],
+                "lam3": sol.lam[2],
+                "err_printed": float(np.abs(sol.lam - printed).max()),
+                "err_system": float(
+                    np.abs(sol.lam - three_point_kkt_system(float(e), m=2 * m_half)).max()
+                ),
+                "err_closed_form": float(max(np.abs(sol.z - z).max(), np.abs(z_star - zs).max())),
+                "margin2": marg[1],
+                "margin3": marg[2],
+                "nmargin_z": marg.min() / np.linalg.norm(z),
+                "nmargin_zstar": (y * (X @ zs)).min() / np.linalg.norm(zs),
+                "angle": angle(z, zs),
+                "z_ratio": np.linalg.norm(z) / np.linalg.norm(zs),
+            }
+        )
     return rows

@@ -9,11 +9,12 @@ For loss-normalised gradient descent (a time change of gradient flow, see the tr
 also need ``g_i / L`` without forming ``L`` (which underflows at large margins): it is
 computed in log space from ``log g_i`` and ``log ell(q_i)``.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 

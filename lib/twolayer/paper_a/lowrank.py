@@ -39,6 +39,7 @@ every margin is non-negative, ``g_i >= l_i / (2 log 2)``, so for ``alpha beta < 
 Used by the chapter ``notebooks/paper_a/one_step_low_rank`` (with
 :mod:`twolayer.paper_a.onestep`, which runs its experiments).
 """
+
 from __future__ import annotations
 
 import math
@@ -68,17 +69,17 @@ class DataConstants:
 
     @property
     def C_R(self) -> float:
-        return 10.0 * self.R ** 2 / self.gamma ** 2 + 10.0
+        return 10.0 * self.R**2 / self.gamma**2 + 10.0
 
     @property
     def rho(self) -> float:
         """``n p / R_min^2``: the relative size of all cross terms (< 1 needed)."""
-        return self.n * self.p / self.R_min ** 2
+        return self.n * self.p / self.R_min**2
 
     @property
     def condition_ratio(self) -> float:
         """``5 gamma^-2 C_R R^2 n p / R_min^2``: the data condition holds iff this is <= 1."""
-        return 5.0 * self.C_R * self.R ** 2 * self.n * self.p / (self.gamma ** 2 * self.R_min ** 2)
+        return 5.0 * self.C_R * self.R**2 * self.n * self.p / (self.gamma**2 * self.R_min**2)
 
     @property
     def data_condition(self) -> bool:
@@ -87,30 +88,45 @@ class DataConstants:
     @property
     def e11c_condition(self) -> bool:
         """Lemma E.11(c): ``||x_k||^2 >= 8 gamma^-2 n max_{i != k} |<x_i, x_k>|`` (checked with p)."""
-        return self.R_min ** 2 >= 8.0 * self.n * self.p / self.gamma ** 2
+        return self.R_min**2 >= 8.0 * self.n * self.p / self.gamma**2
 
     @property
     def step_bound(self) -> float:
         """(A1): the largest step size ``gamma^2 / (5 n R_max^2 R^2 C_R max(1, H))``."""
-        return self.gamma ** 2 / (5.0 * self.n * self.R_max ** 2 * self.R ** 2 * self.C_R
-                                  * max(1.0, self.H))
+        return self.gamma**2 / (
+            5.0 * self.n * self.R_max**2 * self.R**2 * self.C_R * max(1.0, self.H)
+        )
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "R": self.R, "C_R": self.C_R, "rho": self.rho,
-                "condition_ratio": self.condition_ratio, "data_condition": self.data_condition,
-                "step_bound": self.step_bound}
+        return {
+            **asdict(self),
+            "R": self.R,
+            "C_R": self.C_R,
+            "rho": self.rho,
+            "condition_ratio": self.condition_ratio,
+            "data_condition": self.data_condition,
+            "step_bound": self.step_bound,
+        }
 
 
 def data_constants(X, gamma: float, H: float = 0.25) -> DataConstants:
     """Theorem 4.2's constants of the rows of ``X`` (``n >= 2``)."""
     norms, p, _ = data_statistics(X, gamma)
     X = np.asarray(X)
-    return DataConstants(int(X.shape[0]), float(norms.min()), float(norms.max()), float(p),
-                         float(gamma), float(H))
+    return DataConstants(
+        int(X.shape[0]), float(norms.min()), float(norms.max()), float(p), float(gamma), float(H)
+    )
 
 
-def constructed_data(n: int, d: int, seed: int, gamma: float, ratio: float = 0.5,
-                     norm_range: tuple[float, float] = (1.0, 1.2), H: float = 0.25) -> Dataset:
+def constructed_data(
+    n: int,
+    d: int,
+    seed: int,
+    gamma: float,
+    ratio: float = 0.5,
+    norm_range: tuple[float, float] = (1.0, 1.2),
+    H: float = 0.25,
+) -> Dataset:
     """Data satisfying Theorem 4.2's condition by construction, at any ``d >= n``.
 
     Norms are uniform on ``norm_range``; every off-diagonal inner product is ``+-c`` (random
@@ -133,10 +149,10 @@ def constructed_data(n: int, d: int, seed: int, gamma: float, ratio: float = 0.5
     norms[0], norms[-1] = lo, hi  # R = hi/lo exactly, so the constants are the stated ones
     rmin, rmax = lo, hi
     R2 = (rmax / rmin) ** 2
-    C_R = 10.0 * R2 / gamma ** 2 + 10.0
-    c = ratio * gamma ** 2 * rmin ** 2 / (5.0 * C_R * R2 * n)
+    C_R = 10.0 * R2 / gamma**2 + 10.0
+    c = ratio * gamma**2 * rmin**2 / (5.0 * C_R * R2 * n)
     S = np.triu(random_signs(n * n, rng).reshape(n, n), 1)
-    G = c * (S + S.T) + np.diag(norms ** 2)
+    G = c * (S + S.T) + np.diag(norms**2)
     evals, evecs = np.linalg.eigh(G)
     if evals.min() <= 1e-12 * evals.max():  # pragma: no cover - impossible for ratio <= 1
         raise ValueError("the Gram matrix is not positive definite")
@@ -144,11 +160,23 @@ def constructed_data(n: int, d: int, seed: int, gamma: float, ratio: float = 0.5
     frame, _ = np.linalg.qr(rng.standard_normal((d, n)))
     X = root @ frame.T
     y = random_signs(n, rng)
-    return Dataset(X, y, {"model": "theorem42_constructed", "n": n, "d": d, "seed": seed,
-                          "gamma": gamma, "ratio": ratio, "c": c})
+    return Dataset(
+        X,
+        y,
+        {
+            "model": "theorem42_constructed",
+            "n": n,
+            "d": d,
+            "seed": seed,
+            "gamma": gamma,
+            "ratio": ratio,
+            "c": c,
+        },
+    )
 
 
 # --- the stable rank at a Gaussian initialization ------------------------------------------
+
 
 def gaussian_stable_rank(m: int, d: int) -> float:
     """``m d / (sqrt m + sqrt d)^2``: ``||G||_F^2 ~ m d`` over ``||G||_2^2 ~ (sqrt m + sqrt d)^2``
@@ -163,10 +191,11 @@ def gaussian_stable_rank_lower(m: int, d: int, delta: float) -> float:
     sqrt d``, ``E||G||_F >= sqrt(md) - 1``, so we subtract one more)."""
     t = math.sqrt(2.0 * math.log(2.0 / delta))
     num = max(math.sqrt(m * d) - 1.0 - t, 0.0)
-    return num ** 2 / (math.sqrt(m) + math.sqrt(d) + t) ** 2
+    return num**2 / (math.sqrt(m) + math.sqrt(d) + t) ** 2
 
 
 # --- (A2): the initialization scale -----------------------------------------------------------
+
 
 def grad_at_zero_norm(X, y, gamma: float) -> float:
     """``||grad L(0)||_F = (1 + gamma) ||sum_i y_i x_i|| / (4 n)`` (logistic loss, the smoothed
@@ -178,8 +207,8 @@ def grad_at_zero_norm(X, y, gamma: float) -> float:
 
 @dataclass(frozen=True)
 class InitBound:
-    omega_f: float      # (a): |f(x_k; W0)| <= 1/50
-    omega_step: float   # (b): the init is eps-small against the first step
+    omega_f: float  # (a): |f(x_k; W0)| <= 1/50
+    omega_step: float  # (b): the init is eps-small against the first step
     eps: float
     delta: float
 
@@ -188,8 +217,15 @@ class InitBound:
         return min(self.omega_f, self.omega_step)
 
 
-def init_bound(m: int, d: int, consts: DataConstants, lr: float, grad0: float,
-               eps: float = 0.05, delta: float = 1e-3) -> InitBound:
+def init_bound(
+    m: int,
+    d: int,
+    consts: DataConstants,
+    lr: float,
+    grad0: float,
+    eps: float = 0.05,
+    delta: float = 1e-3,
+) -> InitBound:
     """Our (A2): the largest ``omega`` for which, with probability ``>= 1 - delta``,
 
     (a) ``|f(x_k; W0)| <= ||W0||_2 R_max <= 1/50``, and
@@ -205,13 +241,14 @@ def init_bound(m: int, d: int, consts: DataConstants, lr: float, grad0: float,
     S = math.sqrt(m) + math.sqrt(d) + t
     F = math.sqrt(m * d) + t
     omega_f = 1.0 / (50.0 * consts.R_max * S)
-    lip = consts.R_max ** 2 * S * (0.25 + consts.H / (2.0 * math.sqrt(m)))
+    lip = consts.R_max**2 * S * (0.25 + consts.H / (2.0 * math.sqrt(m)))
     omega_step = eps * lr * grad0 / (F + lr * lip)
     return InitBound(omega_f, omega_step, eps, delta)
 
 
-def init_condition(net, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, lr, gamma: float,
-                   eps: float) -> dict[str, np.ndarray]:
+def init_condition(
+    net, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, lr, gamma: float, eps: float
+) -> dict[str, np.ndarray]:
     """The realised (A2) quantities of a batch ``W0`` ``(B, m, d)`` with step sizes ``lr``:
     ``max_k |f(x_k; W0)|`` and ``(||W0||_F + lr ||grad L(W0) - grad L(0)||_F) /
     (lr ||grad L(0)||_F)``, which (A2) keeps at most 1/50 and ``eps``."""
@@ -224,11 +261,15 @@ def init_condition(net, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, lr, 
     g0 = torch.linalg.matrix_norm(G0)
     ratio = (torch.linalg.matrix_norm(W0) + lr * torch.linalg.matrix_norm(G - G0)) / (lr * g0)
     fmax = net.forward(W0, X).abs().amax(dim=-1)
-    return {"f_max": fmax.detach().cpu().numpy(), "step_ratio": ratio.detach().cpu().numpy(),
-            "holds": ((fmax <= 1 / 50) & (ratio <= eps)).cpu().numpy()}
+    return {
+        "f_max": fmax.detach().cpu().numpy(),
+        "step_ratio": ratio.detach().cpu().numpy(),
+        "holds": ((fmax <= 1 / 50) & (ratio <= eps)).cpu().numpy(),
+    }
 
 
 # --- the derived stable-rank bounds ---------------------------------------------------------------
+
 
 def step1_bound(eps: float) -> float:
     """``((1 + eps)/(1 - eps))^2``: StableRank(W1) under (A2)(b)."""
@@ -275,10 +316,11 @@ def loss_ratio(net, X: torch.Tensor, y: torch.Tensor):
 
 # --- item 1 under (A1): a rate, our derivation ----------------------------------------------------
 
+
 def smoothness(consts: DataConstants, m: int) -> float:
     """``beta = R_max^2 (1/4 + H / sqrt m)``: the empirical risk's gradient is ``beta``-Lipschitz
     (``l'' <= 1/4``, ``|l'| <= 1``, ``||a * phi'|| <= ||a|| = 1``, ``|a_j phi''| <= H/sqrt m``)."""
-    return consts.R_max ** 2 * (0.25 + consts.H / math.sqrt(m))
+    return consts.R_max**2 * (0.25 + consts.H / math.sqrt(m))
 
 
 def proxy_pl_constant(consts: DataConstants) -> float:
@@ -289,8 +331,12 @@ def proxy_pl_constant(consts: DataConstants) -> float:
     ``mu = gamma R_min^2 (1 - rho) / (R_max sqrt(n (1 + rho)))`` (0 if ``rho >= 1``)."""
     if consts.rho >= 1:
         return 0.0
-    return (consts.gamma * consts.R_min ** 2 * (1.0 - consts.rho)
-            / (consts.R_max * math.sqrt(consts.n * (1.0 + consts.rho))))
+    return (
+        consts.gamma
+        * consts.R_min**2
+        * (1.0 - consts.rho)
+        / (consts.R_max * math.sqrt(consts.n * (1.0 + consts.rho)))
+    )
 
 
 def risk_rate(lr: float, beta: float, mu: float) -> float:
@@ -299,7 +345,7 @@ def risk_rate(lr: float, beta: float, mu: float) -> float:
     ``lr beta >= 2`` (the descent lemma gives nothing)."""
     if lr * beta >= 2:
         return 0.0
-    return lr * (1.0 - lr * beta / 2.0) * mu ** 2 / (2.0 * math.log(2.0)) ** 2
+    return lr * (1.0 - lr * beta / 2.0) * mu**2 / (2.0 * math.log(2.0)) ** 2
 
 
 def risk_bound(L1: float, t, kappa: float) -> np.ndarray:
@@ -321,6 +367,7 @@ def steps_to_reach(L1: float, target: float, kappa: float) -> float:
 
 # --- metrics recorded along gradient descent (for trainer.gradient_descent) -----------------------
 
+
 def margins_metric(net, X: torch.Tensor, y: torch.Tensor):
     """A metric: every unnormalised margin ``y_i f(x_i; W)``, shape ``(B, n)`` (Lemma E.11(b)
     says each of them increases along gradient descent)."""
@@ -340,10 +387,10 @@ def gradient_gram_metric(net, X: torch.Tensor):
     def metric(W: torch.Tensor) -> torch.Tensor:
         Xw = X.to(W)
         A = net.a(W).unsqueeze(-1) * net.phi.grad(net.preactivations(W, Xw))  # (B, m, n)
-        gram = (A.transpose(-1, -2) @ A) * (Xw @ Xw.T)                        # (B, n, n)
+        gram = (A.transpose(-1, -2) @ A) * (Xw @ Xw.T)  # (B, n, n)
         n = Xw.shape[0]
         sq = (Xw * Xw).sum(dim=1)
-        persistence = (torch.diagonal(gram, dim1=-2, dim2=-1) / (net.gamma ** 2 * sq)).amin(-1)
+        persistence = (torch.diagonal(gram, dim1=-2, dim2=-1) / (net.gamma**2 * sq)).amin(-1)
         off = ~torch.eye(n, dtype=torch.bool, device=W.device)
         xx = (Xw @ Xw.T).abs()
         ratio = torch.where(off & (xx > 0), gram.abs() / torch.where(xx > 0, xx, 1.0), 0.0)

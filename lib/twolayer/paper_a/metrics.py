@@ -11,6 +11,7 @@ Every function returns its result on ``W``'s device (no host read), so it can se
 metric of :func:`twolayer.paper_a.trainer.gradient_descent` on a GPU; NumPy inputs become CPU
 float64 tensors.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +36,11 @@ def stable_rank(W) -> torch.Tensor:
     W = _t(W)
     fro2 = (W * W).sum(dim=(-2, -1))
     spec2 = torch.linalg.matrix_norm(W, ord=2) ** 2
-    return torch.where(spec2 > 0, fro2 / torch.where(spec2 > 0, spec2, torch.ones_like(spec2)),
-                       torch.zeros_like(spec2))
+    return torch.where(
+        spec2 > 0,
+        fro2 / torch.where(spec2 > 0, spec2, torch.ones_like(spec2)),
+        torch.zeros_like(spec2),
+    )
 
 
 def numerical_rank(W, tol: float = 1e-6) -> torch.Tensor:

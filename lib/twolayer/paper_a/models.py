@@ -7,6 +7,7 @@
 * :class:`TwoLayerNet` -- a general ``torch.nn.Module``: ``f(x) = a . phi(W x + b) + c`` with a
   trainable second layer and optional biases (Paper A, Figure 2's ReLU networks).
 """
+
 from __future__ import annotations
 
 import math
@@ -59,8 +60,15 @@ class LeakyNetwork:
             a = self._a_cache[key] = self._a.to(dtype=like.dtype, device=like.device)
         return a
 
-    def init(self, d: int, scale: float | torch.Tensor, seed: int, batch: int | None = None,
-             dtype=torch.float64, device=None) -> torch.Tensor:
+    def init(
+        self,
+        d: int,
+        scale: float | torch.Tensor,
+        seed: int,
+        batch: int | None = None,
+        dtype=torch.float64,
+        device=None,
+    ) -> torch.Tensor:
         """``w_j ~ N(0, scale^2 I_d)`` i.i.d.; shape ``(m, d)`` or ``(batch, m, d)``.
 
         ``scale`` may be a tensor of shape ``(batch,)`` (one scale per configuration). The
@@ -88,8 +96,14 @@ class LeakyNetwork:
         """Unnormalised margins ``q_i = y_i f(x_i; W)``."""
         return y * self.forward(W, X)
 
-    def loss_and_coef(self, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, loss: Loss,
-                      normalized: bool = False):
+    def loss_and_coef(
+        self,
+        W: torch.Tensor,
+        X: torch.Tensor,
+        y: torch.Tensor,
+        loss: Loss,
+        normalized: bool = False,
+    ):
         """``(L, log L, C, q)`` with ``grad L = -C X``: the gradient's coefficients on the data,
         ``C[..., j, i] = (1/n) g_i y_i a_j phi'(<w_j, x_i>)``, shape ``(..., m, n)``, and the
         margins ``q_i = y_i f(x_i; W)`` computed on the way.
@@ -105,8 +119,14 @@ class LeakyNetwork:
         C = self.phi.grad(Z) * (s * y).unsqueeze(-2) * a.unsqueeze(-1)
         return L, logL, C, q
 
-    def loss_and_grad(self, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, loss: Loss,
-                      normalized: bool = False):
+    def loss_and_grad(
+        self,
+        W: torch.Tensor,
+        X: torch.Tensor,
+        y: torch.Tensor,
+        loss: Loss,
+        normalized: bool = False,
+    ):
         """Empirical risk ``L(W)`` and its gradient in closed form (no autograd).
 
         ``grad L = -(1/n) sum_i g_i y_i (a * phi'(W x_i)) x_i^T`` with ``g_i = -ell'(q_i)``.
@@ -126,9 +146,18 @@ class TwoLayerNet(nn.Module):
     1 and 1/50). ``init="gaussian"`` draws ``N(0, init_scale^2)``. Biases start at 0.
     """
 
-    def __init__(self, d: int, m: int, activation: str = "relu", gamma: float = 0.5,
-                 bias: bool = True, init: str = "glorot_uniform", init_scale: float = 1.0,
-                 seed: int = 0, dtype=torch.float32):
+    def __init__(
+        self,
+        d: int,
+        m: int,
+        activation: str = "relu",
+        gamma: float = 0.5,
+        bias: bool = True,
+        init: str = "glorot_uniform",
+        init_scale: float = 1.0,
+        seed: int = 0,
+        dtype=torch.float32,
+    ):
         super().__init__()
         if activation == "relu":
             self._phi = torch.relu

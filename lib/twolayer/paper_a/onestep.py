@@ -17,6 +17,7 @@ logistic loss, through :func:`twolayer.paper_a.trainer.gradient_descent`:
 
 Seeds come from :func:`twolayer.common.seeds.derive`, one stream per purpose.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,12 +59,24 @@ class Setup:
     def init_over_step(self, omega) -> np.ndarray:
         """About ``E||W0||_F / (alpha ||grad L(0)||_F) = omega sqrt(md) / (alpha g0)``: the
         size of the initialization against the first step."""
-        return np.asarray(omega, dtype=np.float64) * math.sqrt(self.m * self.d) / (
-            self.alpha * self.grad0)
+        return (
+            np.asarray(omega, dtype=np.float64)
+            * math.sqrt(self.m * self.d)
+            / (self.alpha * self.grad0)
+        )
 
 
-def setup(n: int, d: int, m: int, gamma: float, seed: int, data_ratio: float = 0.5,
-          lr_scale: float = 1.0, eps: float = 0.05, delta: float = 1e-3) -> Setup:
+def setup(
+    n: int,
+    d: int,
+    m: int,
+    gamma: float,
+    seed: int,
+    data_ratio: float = 0.5,
+    lr_scale: float = 1.0,
+    eps: float = 0.05,
+    delta: float = 1e-3,
+) -> Setup:
     """Constructed data (condition ratio ``data_ratio``), the network with ``m - m // 2``
     positive and ``m // 2`` negative neurons, the (A1) step bound ``alpha_A1``, the step
     ``alpha = lr_scale * alpha_A1`` and the book's (A2) bound at that step (the
@@ -87,14 +100,22 @@ class BatchResult:
     history: dict
     omega: np.ndarray
     lr: np.ndarray
-    realised: dict          # lowrank.init_condition of W0 at each run's step size
-    spectral0: np.ndarray   # ||W0||_2 of each run
+    realised: dict  # lowrank.init_condition of W0 at each run's step size
+    spectral0: np.ndarray  # ||W0||_2 of each run
     step1_lower: np.ndarray  # lowrank.step1_lower_bound of each run
     init_over_step: np.ndarray  # ||W0||_F / (lr ||grad L(W0)||_F): init against the first step
 
 
-def run_batch(s: Setup, omega, lr, steps: int, seed: int, records: int = 40,
-              full: bool = True, eps: float = 0.05) -> BatchResult:
+def run_batch(
+    s: Setup,
+    omega,
+    lr,
+    steps: int,
+    seed: int,
+    records: int = 40,
+    full: bool = True,
+    eps: float = 0.05,
+) -> BatchResult:
     """Gradient descent from ``w_j ~ N(0, omega_b^2 I_d)`` with step ``lr_b`` for each run
     ``b`` (one shared Gaussian draw per run from ``seed``), ``steps`` steps, metrics at
     ``records`` log-spaced steps. ``full``: also the margins, Fact E.7's and Lemma E.3's
@@ -112,15 +133,28 @@ def run_batch(s: Setup, omega, lr, steps: int, seed: int, records: int = 40,
     r = (torch.linalg.matrix_norm(W0) / (lr * torch.linalg.matrix_norm(G0))).cpu().numpy()
     fns = {"stable_rank": metrics.stable_rank}
     if full:
-        fns.update({"log_loss_ratio": lowrank.loss_ratio(s.net, s.X, s.y),
-                    "margins": lowrank.margins_metric(s.net, s.X, s.y),
-                    "fact_e7": lowrank.gradient_gram_metric(s.net, s.X),
-                    "grad_bound_e3": lowrank.gradient_bound_metric(s.net, s.X, s.y,
-                                                                   s.consts.R_max)})
-    res = gradient_descent(s.net, W0, s.X, s.y, loss="logistic", lr=lr, steps=steps,
-                           record_steps=log_spaced_steps(steps, records), metrics=fns)
-    return BatchResult(res.steps, res.history, omega.numpy(), lr.numpy(), realised, spectral0,
-                       lower, r)
+        fns.update(
+            {
+                "log_loss_ratio": lowrank.loss_ratio(s.net, s.X, s.y),
+                "margins": lowrank.margins_metric(s.net, s.X, s.y),
+                "fact_e7": lowrank.gradient_gram_metric(s.net, s.X),
+                "grad_bound_e3": lowrank.gradient_bound_metric(s.net, s.X, s.y, s.consts.R_max),
+            }
+        )
+    res = gradient_descent(
+        s.net,
+        W0,
+        s.X,
+        s.y,
+        loss="logistic",
+        lr=lr,
+        steps=steps,
+        record_steps=log_spaced_steps(steps, records),
+        metrics=fns,
+    )
+    return BatchResult(
+        res.steps, res.history, omega.numpy(), lr.numpy(), realised, spectral0, lower, r
+    )
 
 
 def init_sweep(s: Setup, multipliers, draws: int, seed: int, eps: float = 0.05) -> dict:
@@ -133,14 +167,32 @@ def init_sweep(s: Setup, multipliers, draws: int, seed: int, eps: float = 0.05) 
     lr = np.full_like(omega, s.alpha)
     b = run_batch(s, omega, lr, steps=1, seed=seed, records=2, full=False, eps=eps)
     sr = b.history["stable_rank"]
-    return {"multiplier": mult, "omega": omega, "r": b.init_over_step, "sr0": sr[0], "sr1": sr[1],
-            "lower": b.step1_lower, "a2_holds": b.realised["holds"]}
+    return {
+        "multiplier": mult,
+        "omega": omega,
+        "r": b.init_over_step,
+        "sr0": sr[0],
+        "sr1": sr[1],
+        "lower": b.step1_lower,
+        "a2_holds": b.realised["holds"],
+    }
 
 
-def size_sweep(sizes: dict, base: dict, gamma: float, seed: int, lr_scale: float = 1.0,
-               draws: int = 2, long_lr_scale: float | None = None, long_steps: int = 0,
-               data_ratio: float = 0.5, init_scale: float = 1.0, eps: float = 0.05,
-               delta: float = 1e-3, records: int = 4) -> list[dict]:
+def size_sweep(
+    sizes: dict,
+    base: dict,
+    gamma: float,
+    seed: int,
+    lr_scale: float = 1.0,
+    draws: int = 2,
+    long_lr_scale: float | None = None,
+    long_steps: int = 0,
+    data_ratio: float = 0.5,
+    init_scale: float = 1.0,
+    eps: float = 0.05,
+    delta: float = 1e-3,
+    records: int = 4,
+) -> list[dict]:
     """For every value ``v`` of ``sizes[name]`` (``name`` in ``"m", "d", "n"``, the others at
     ``base``): new constructed data and initializations at ``init_scale`` times that size's
     (A2) bound at the step ``lr_scale * alpha_A1``; ``draws`` runs take one such step
@@ -155,32 +207,56 @@ def size_sweep(sizes: dict, base: dict, gamma: float, seed: int, lr_scale: float
     for name, values in sizes.items():
         for j, v in enumerate(values):
             size = {**base, name: int(v)}
-            s = setup(size["n"], size["d"], size["m"], gamma,
-                      seed=derive(seed, "size-sweep-data", name, j), data_ratio=data_ratio,
-                      lr_scale=lr_scale, eps=eps, delta=delta)
+            s = setup(
+                size["n"],
+                size["d"],
+                size["m"],
+                gamma,
+                seed=derive(seed, "size-sweep-data", name, j),
+                data_ratio=data_ratio,
+                lr_scale=lr_scale,
+                eps=eps,
+                delta=delta,
+            )
             C = lowrank.trajectory_bound(gamma, s.consts.rho, eps)
             runs = [("one step", lr_scale, draws, 1, 2)]
             if long_steps > 0:
                 runs.append(("trajectory", long_lr_scale or lr_scale, 1, long_steps, records))
             for kind, mult, count, steps, rec in runs:
-                b = run_batch(s, np.full(count, init_scale * s.omega_A2),
-                              np.full(count, mult * s.alpha_A1), steps=steps,
-                              seed=derive(seed, "size-sweep-init", kind, name, j),
-                              records=rec, full=False, eps=eps)
+                b = run_batch(
+                    s,
+                    np.full(count, init_scale * s.omega_A2),
+                    np.full(count, mult * s.alpha_A1),
+                    steps=steps,
+                    seed=derive(seed, "size-sweep-init", kind, name, j),
+                    records=rec,
+                    full=False,
+                    eps=eps,
+                )
                 sr = b.history["stable_rank"]
                 for k in range(count):
-                    rows.append({
-                        "swept": name, "n": s.n, "d": s.d, "m": s.m, "kind": kind,
-                        "alpha / alpha_A1": float(mult), "steps": steps,
-                        "SR(0)": float(sr[0, k]), "SR(1)": float(sr[1, k]),
-                        "max SR(t>=1)": float(sr[1:, k].max()),
-                        "final loss": float(b.history["loss"][-1, k]),
-                        "law": lowrank.gaussian_stable_rank(s.m, s.d),
-                        "lower": lowrank.gaussian_stable_rank_lower(s.m, s.d, delta),
-                        "A2 holds": bool(b.realised["holds"][k]),
-                        "step ratio": float(b.realised["step_ratio"][k]),
-                        "data condition": bool(s.consts.data_condition), "rho": s.consts.rho,
-                        "C": C})
+                    rows.append(
+                        {
+                            "swept": name,
+                            "n": s.n,
+                            "d": s.d,
+                            "m": s.m,
+                            "kind": kind,
+                            "alpha / alpha_A1": float(mult),
+                            "steps": steps,
+                            "SR(0)": float(sr[0, k]),
+                            "SR(1)": float(sr[1, k]),
+                            "max SR(t>=1)": float(sr[1:, k].max()),
+                            "final loss": float(b.history["loss"][-1, k]),
+                            "law": lowrank.gaussian_stable_rank(s.m, s.d),
+                            "lower": lowrank.gaussian_stable_rank_lower(s.m, s.d, delta),
+                            "A2 holds": bool(b.realised["holds"][k]),
+                            "step ratio": float(b.realised["step_ratio"][k]),
+                            "data condition": bool(s.consts.data_condition),
+                            "rho": s.consts.rho,
+                            "C": C,
+                        }
+                    )
     return rows
 
 

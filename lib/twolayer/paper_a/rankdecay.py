@@ -21,20 +21,22 @@ and reads them with :func:`relative_curves`, :func:`log_slopes` (a trend over se
 confidence interval), :func:`init_vs_steps` (Section 5: the initialization scale against
 training longer) and :func:`mean_ci`.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from itertools import groupby
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import torch
 
+from ..common.seeds import derive
+from ..common.store import RunStore  # noqa: F401  (re-export)
 from . import data as data_mod
 from .metrics import stable_rank
 from .models import LeakyNetwork
-from ..common.seeds import derive
-from ..common.store import RunStore, config_key as store_key  # noqa: F401  (re-export)
 from .trainer import gradient_descent, log_spaced_steps
 
 VERSION = 1  # bump when the computation of an entry changes, so old store entries are not reused
@@ -46,21 +48,46 @@ def glorot_std(d: int, m: int) -> float:
     return math.sqrt(2.0 / (d + m))
 
 
-def config(*, d: int, n: int, m: int, gamma: float, beta: float, init_scale: float, lr: float,
-           steps: int, seed: int, n_test: int, records: int) -> dict:
+def config(
+    *,
+    d: int,
+    n: int,
+    m: int,
+    gamma: float,
+    beta: float,
+    init_scale: float,
+    lr: float,
+    steps: int,
+    seed: int,
+    n_test: int,
+    records: int,
+) -> dict:
     """A canonical configuration dict (floats as floats, ints as ints)."""
-    return {"version": VERSION, "d": int(d), "n": int(n), "m": int(m), "gamma": float(gamma),
-            "beta": float(beta), "init_scale": float(init_scale), "lr": float(lr),
-            "steps": int(steps), "seed": int(seed), "n_test": int(n_test), "records": int(records),
-            "dtype": "float64"}
+    return {
+        "version": VERSION,
+        "d": int(d),
+        "n": int(n),
+        "m": int(m),
+        "gamma": float(gamma),
+        "beta": float(beta),
+        "init_scale": float(init_scale),
+        "lr": float(lr),
+        "steps": int(steps),
+        "seed": int(seed),
+        "n_test": int(n_test),
+        "records": int(records),
+        "dtype": "float64",
+    }
 
 
 def _data(cfg: Mapping[str, Any]):
     """Training and test sets of a configuration: same ``mu``, independent samples."""
-    train = data_mod.gaussian_mixture(cfg["n"], cfg["d"], seed=derive(cfg["seed"], cfg["d"], 0),
-                                      beta=cfg["beta"])
-    test = data_mod.gaussian_mixture(cfg["n_test"], cfg["d"], seed=derive(cfg["seed"], cfg["d"], 1),
-                                     mu=train.info["mu"])
+    train = data_mod.gaussian_mixture(
+        cfg["n"], cfg["d"], seed=derive(cfg["seed"], cfg["d"], 0), beta=cfg["beta"]
+    )
+    test = data_mod.gaussian_mixture(
+        cfg["n_test"], cfg["d"], seed=derive(cfg["seed"], cfg["d"], 1), mu=train.info["mu"]
+    )
     return train, test
 
 
@@ -80,7 +107,9 @@ def _group_key(cfg):
     return tuple(cfg[k] for k in shared)
 
 
-def run(configs: Iterable[Mapping[str, Any]], progress: bool | None = None) -> list[tuple[dict, dict, dict]]:
+def run(
+    configs: Iterable[Mapping[str, Any]], progress: bool | None = None
+) -> list[tuple[dict, dict, dict]]:
     """Train every configuration; returns ``[(config, arrays, metrics)]`` in the given order.
 
     Configurations that share everything but ``init_scale`` and ``lr`` run as one batch."""
@@ -101,12 +130,23 @@ def run(configs: Iterable[Mapping[str, Any]], progress: bool | None = None) -> l
             return lambda W: (torch.sign(net.forward(W, Xs)) == ys).to(W.dtype).mean(dim=-1)
 
         rec = log_spaced_steps(cfg0["steps"], cfg0["records"])
-        res = gradient_descent(net, W0, X, y, loss="logistic", lr=lr, steps=cfg0["steps"],
-                               record_steps=rec, progress=progress,
-                               metrics={"stable_rank": stable_rank,
-                                        "test_accuracy": accuracy(Xt, yt),
-                                        "train_accuracy": accuracy(X, y)},
-                               desc=f"d={cfg0['d']} seed={cfg0['seed']}")
+        res = gradient_descent(
+            net,
+            W0,
+            X,
+            y,
+            loss="logistic",
+            lr=lr,
+            steps=cfg0["steps"],
+            record_steps=rec,
+            progress=progress,
+            metrics={
+                "stable_rank": stable_rank,
+                "test_accuracy": accuracy(Xt, yt),
+                "train_accuracy": accuracy(X, y),
+            },
+            desc=f"d={cfg0['d']} seed={cfg0['seed']}",
+        )
         for b, i in enumerate(idx):
             arrays = {"steps": res.steps.astype(np.int64)}
             for name in ARRAYS[1:]:
@@ -119,15 +159,23 @@ def summarize(arrays: Mapping[str, np.ndarray]) -> dict:
     """Scalar results of one run: stable ranks (initial, final, minimum and where), accuracies."""
     sr = np.asarray(arrays["stable_rank"])
     k = int(np.argmin(sr))
-    return {"stable_rank_init": float(sr[0]), "stable_rank_final": float(sr[-1]),
-            "stable_rank_min": float(sr[k]), "step_of_min": int(arrays["steps"][k]),
-            "relative_min": float(sr[k] / sr[0]), "final_loss": float(arrays["loss"][-1]),
-            "test_accuracy": float(arrays["test_accuracy"][-1]),
-            "train_accuracy": float(arrays["train_accuracy"][-1])}
+    return {
+        "stable_rank_init": float(sr[0]),
+        "stable_rank_final": float(sr[-1]),
+        "stable_rank_min": float(sr[k]),
+        "step_of_min": int(arrays["steps"][k]),
+        "relative_min": float(sr[k] / sr[0]),
+        "final_loss": float(arrays["loss"][-1]),
+        "test_accuracy": float(arrays["test_accuracy"][-1]),
+        "train_accuracy": float(arrays["train_accuracy"][-1]),
+    }
 
 
-def compute(configs: Iterable[Mapping[str, Any]], store: RunStore | None = None,
-            progress: bool | None = None) -> tuple[list[tuple[dict, dict, dict]], int]:
+def compute(
+    configs: Iterable[Mapping[str, Any]],
+    store: RunStore | None = None,
+    progress: bool | None = None,
+) -> tuple[list[tuple[dict, dict, dict]], int]:
     """Results of every configuration, reading what ``store`` holds and running (then saving)
     only the missing ones. Returns ``(results in the given order, number computed now)``."""
     configs = [dict(c) for c in configs]
@@ -145,8 +193,17 @@ def compute(configs: Iterable[Mapping[str, Any]], store: RunStore | None = None,
 
 # --- Figure 1: configurations and the statistics the page checks ---------------------------------
 
-def figure1_configs(run_seeds, dims, d_right: int, scales, left_scale: float, left_lr: float,
-                    right_lr: float, **common) -> dict:
+
+def figure1_configs(
+    run_seeds,
+    dims,
+    d_right: int,
+    scales,
+    left_scale: float,
+    left_lr: float,
+    right_lr: float,
+    **common,
+) -> dict:
     """The configurations of Figure 1, keyed ``("left", d, seed)`` (left panel: every ``d`` of
     ``dims`` at ``left_scale`` and ``left_lr``) and ``("grid", d, scale, seed)`` (the right panel
     and the heat maps: every ``d`` of ``dims`` and ``d_right``, every scale, at ``right_lr``);
@@ -157,16 +214,16 @@ def figure1_configs(run_seeds, dims, d_right: int, scales, left_scale: float, le
             out[("left", d, s)] = config(d=d, init_scale=left_scale, lr=left_lr, seed=s, **common)
         for d in sorted(set(dims) | {d_right}):
             for sc in scales:
-                out[("grid", d, sc, s)] = config(d=d, init_scale=sc, lr=right_lr, seed=s,
-                                                 **common)
+                out[("grid", d, sc, s)] = config(d=d, init_scale=sc, lr=right_lr, seed=s, **common)
     return out
 
 
 def relative_curves(results: Mapping, key_prefix: tuple, run_seeds) -> np.ndarray:
     """Stable rank relative to its initial value, one row per seed: ``(seeds, records)``.
     ``results[(*key_prefix, seed)]`` is ``(arrays, metrics)``."""
-    curves = np.stack([np.asarray(results[(*key_prefix, s)][0]["stable_rank"], float)
-                       for s in run_seeds])
+    curves = np.stack(
+        [np.asarray(results[(*key_prefix, s)][0]["stable_rank"], float) for s in run_seeds]
+    )
     return curves / curves[:, :1]
 
 
@@ -206,8 +263,9 @@ def record_at_or_before(steps, t: float) -> int:
     return int(np.searchsorted(np.asarray(steps), t, side="right")) - 1
 
 
-def init_vs_steps(curves_by_scale: Mapping[float, np.ndarray], steps, factor: float = 10.0,
-                  level: float = 0.95) -> list[dict]:
+def init_vs_steps(
+    curves_by_scale: Mapping[float, np.ndarray], steps, factor: float = 10.0, level: float = 0.95
+) -> list[dict]:
     """Section 5's "the initialization scale is more influential than training longer": for
     each pair of neighbouring scales ``s > s'`` (sorted from the largest), the log of the
     relative stable rank that ``s'`` reaches in ``T / factor`` steps over the one ``s`` reaches
@@ -223,7 +281,15 @@ def init_vs_steps(curves_by_scale: Mapping[float, np.ndarray], steps, factor: fl
     for big, small in zip(scales[:-1], scales[1:], strict=True):
         lr = np.log(curves_by_scale[small][:, k]) - np.log(curves_by_scale[big][:, -1])
         mean, lo, hi = t_interval(lr, level)
-        out.append({"larger": float(big), "smaller": float(small), "short_step": int(steps[k]),
-                    "long_step": int(steps[-1]), "log_ratio": mean, "ci": [lo, hi],
-                    "per_seed": lr.tolist()})
+        out.append(
+            {
+                "larger": float(big),
+                "smaller": float(small),
+                "short_step": int(steps[k]),
+                "long_step": int(steps[-1]),
+                "log_ratio": mean,
+                "ci": [lo, hi],
+                "per_seed": lr.tolist(),
+            }
+        )
     return out

@@ -26,6 +26,7 @@ and :func:`rise_index` read a history the way the chapter ``notebooks/paper_a/re
 (Figure 2) checks it. A non-finite or exploding minibatch loss stops the run with
 :class:`twolayer.paper_a.trainer.DivergenceError`, naming the step, the quantity and the configuration.
 """
+
 from __future__ import annotations
 
 import math
@@ -57,8 +58,9 @@ class Params:
         return self.W, self.b, self.a, self.c
 
 
-def glorot_uniform_init(d: int, m: int, k: int, init_scales, seed: int, dtype=torch.float32,
-                        device=None) -> Params:
+def glorot_uniform_init(
+    d: int, m: int, k: int, init_scales, seed: int, dtype=torch.float32, device=None
+) -> Params:
     """Glorot-uniform ``W`` and ``a`` times each of ``init_scales`` (one configuration each)."""
     scales = torch.as_tensor(np.asarray(init_scales, dtype=np.float64).reshape(-1))
     if scales.numel() < 1 or not torch.all(scales > 0) or not torch.all(torch.isfinite(scales)):
@@ -74,8 +76,12 @@ def glorot_uniform_init(d: int, m: int, k: int, init_scales, seed: int, dtype=to
     s = scales.reshape(-1, 1, 1)
     B = scales.numel()
     to = dict(dtype=dtype, device=device)
-    return Params(W=(UW * r1 * s).to(**to), b=torch.zeros((B, m), **to),
-                  a=(Ua * r2 * s).to(**to), c=torch.zeros((B, k), **to))
+    return Params(
+        W=(UW * r1 * s).to(**to),
+        b=torch.zeros((B, m), **to),
+        a=(Ua * r2 * s).to(**to),
+        c=torch.zeros((B, k), **to),
+    )
 
 
 def forward(p: Params, X: torch.Tensor):
@@ -108,11 +114,11 @@ def loss_and_grad(p: Params, X: torch.Tensor, y: torch.Tensor, loss: str):
     F, Z = forward(p, X)
     L, dF = loss_and_dF(F, y, loss)
     H = torch.relu(Z)
-    ga = torch.matmul(H.transpose(1, 2), dF)            # (B, m, k)
-    gc = dF.sum(dim=1)                                  # (B, k)
+    ga = torch.matmul(H.transpose(1, 2), dF)  # (B, m, k)
+    gc = dF.sum(dim=1)  # (B, k)
     dZ = torch.matmul(dF, p.a.transpose(1, 2)) * (Z > 0).to(Z.dtype)  # (B, n, m)
-    gW = torch.matmul(dZ.transpose(1, 2), X)            # (B, m, d)
-    gb = dZ.sum(dim=1)                                  # (B, m)
+    gW = torch.matmul(dZ.transpose(1, 2), X)  # (B, m, d)
+    gb = dZ.sum(dim=1)  # (B, m)
     return L, Params(W=gW, b=gb, a=ga, c=gc)
 
 
@@ -129,7 +135,7 @@ def evaluate(p: Params, X: torch.Tensor, y: torch.Tensor, loss: str, chunk: int 
     correct = torch.zeros(p.W.shape[0], dtype=torch.float64, device=p.W.device)
     total = torch.zeros_like(correct)
     for s in range(0, X.shape[0], chunk):
-        Xc, yc = X[s:s + chunk], y[s:s + chunk]
+        Xc, yc = X[s : s + chunk], y[s : s + chunk]
         F, _ = forward(p, Xc)
         L, _ = loss_and_dF(F, yc, loss)
         pred = predict(F, loss)
@@ -148,7 +154,9 @@ def batch_schedule(n: int, batch_size: int, steps: int, seed: int) -> np.ndarray
     need = steps * batch_size
     rng = np.random.default_rng([int(seed), 7919])
     epochs = -(-need // n) if need else 0
-    order = np.concatenate([rng.permutation(n) for _ in range(epochs)]) if epochs else np.zeros(0, int)
+    order = (
+        np.concatenate([rng.permutation(n) for _ in range(epochs)]) if epochs else np.zeros(0, int)
+    )
     return order[:need].reshape(steps, batch_size)
 
 
@@ -164,12 +172,28 @@ class SGDResult:
     device: str = "cpu"
 
 
-def train(X_train, y_train, X_test, y_test, init_scales=(1.0,), width: int = 512,
-          loss: str = "cross_entropy", num_classes: int | None = None, lr: float = 0.05,
-          batch_size: int = 32, steps: int = 1000, seed: int = 0, record_steps=None,
-          dtype: str | torch.dtype = "float32", device: str | torch.device | None = None,
-          progress: bool | None = None, max_loss: float = 1e4, chunk: int = 8192,
-          num_threads: int | None = None, desc: str = "SGD") -> SGDResult:
+def train(
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    init_scales=(1.0,),
+    width: int = 512,
+    loss: str = "cross_entropy",
+    num_classes: int | None = None,
+    lr: float = 0.05,
+    batch_size: int = 32,
+    steps: int = 1000,
+    seed: int = 0,
+    record_steps=None,
+    dtype: str | torch.dtype = "float32",
+    device: str | torch.device | None = None,
+    progress: bool | None = None,
+    max_loss: float = 1e4,
+    chunk: int = 8192,
+    num_threads: int | None = None,
+    desc: str = "SGD",
+) -> SGDResult:
     """Minibatch SGD from Glorot-uniform initialisations scaled by each of ``init_scales``.
 
     Every configuration uses the same seeded initial draw and the same seeded minibatches.
@@ -185,20 +209,58 @@ def train(X_train, y_train, X_test, y_test, init_scales=(1.0,), width: int = 512
     and leaves the setting alone otherwise.
     """
     old_threads = torch.get_num_threads()
-    work = len(np.asarray(init_scales).reshape(-1)) * batch_size * width * np.asarray(X_train).shape[1]
+    work = (
+        len(np.asarray(init_scales).reshape(-1)) * batch_size * width * np.asarray(X_train).shape[1]
+    )
     threads = num_threads if num_threads is not None else (1 if work < 2**26 else old_threads)
     torch.set_num_threads(int(threads))
     try:
-        return _train(X_train, y_train, X_test, y_test, init_scales, width, loss, num_classes, lr,
-                      batch_size, steps, seed, record_steps, dtype, device, progress, max_loss,
-                      chunk, desc)
+        return _train(
+            X_train,
+            y_train,
+            X_test,
+            y_test,
+            init_scales,
+            width,
+            loss,
+            num_classes,
+            lr,
+            batch_size,
+            steps,
+            seed,
+            record_steps,
+            dtype,
+            device,
+            progress,
+            max_loss,
+            chunk,
+            desc,
+        )
     finally:
         torch.set_num_threads(old_threads)
 
 
-def _train(X_train, y_train, X_test, y_test, init_scales, width, loss, num_classes, lr,
-           batch_size, steps, seed, record_steps, dtype, device, progress, max_loss, chunk,
-           desc) -> SGDResult:
+def _train(
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    init_scales,
+    width,
+    loss,
+    num_classes,
+    lr,
+    batch_size,
+    steps,
+    seed,
+    record_steps,
+    dtype,
+    device,
+    progress,
+    max_loss,
+    chunk,
+    desc,
+) -> SGDResult:
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
@@ -210,13 +272,19 @@ def _train(X_train, y_train, X_test, y_test, init_scales, width, loss, num_class
     Xtr = torch.as_tensor(np.asarray(X_train), dtype=dt, device=dev)
     Xte = torch.as_tensor(np.asarray(X_test), dtype=dt, device=dev)
     if loss == "logistic":
-        if not np.all(np.isin(np.asarray(y_train), (-1, 1))) or not np.all(np.isin(np.asarray(y_test), (-1, 1))):
+        if not np.all(np.isin(np.asarray(y_train), (-1, 1))) or not np.all(
+            np.isin(np.asarray(y_test), (-1, 1))
+        ):
             raise ValueError("the logistic loss needs labels in {-1, +1}")
         k = 1
         ytr = torch.as_tensor(np.asarray(y_train), dtype=dt, device=dev)
         yte = torch.as_tensor(np.asarray(y_test), dtype=dt, device=dev)
     else:
-        k = int(num_classes) if num_classes is not None else int(max(np.max(y_train), np.max(y_test))) + 1
+        k = (
+            int(num_classes)
+            if num_classes is not None
+            else int(max(np.max(y_train), np.max(y_test))) + 1
+        )
         for name, yy in (("y_train", y_train), ("y_test", y_test)):
             yy = np.asarray(yy)
             if yy.size and (yy.min() < 0 or yy.max() >= k or np.any(yy != np.round(yy))):
@@ -226,7 +294,11 @@ def _train(X_train, y_train, X_test, y_test, init_scales, width, loss, num_class
     n, d = Xtr.shape
     p = glorot_uniform_init(d, width, k, init_scales, seed, dtype=dt, device=dev)
     B = p.W.shape[0]
-    rec = log_spaced_steps(steps, 60) if record_steps is None else np.unique(np.asarray(record_steps, int))
+    rec = (
+        log_spaced_steps(steps, 60)
+        if record_steps is None
+        else np.unique(np.asarray(record_steps, int))
+    )
     if rec.size and (rec.min() < 0 or rec.max() > steps):
         raise ValueError(f"record_steps must lie in [0, {steps}]")
     rec_set = set(int(s) for s in rec)
@@ -263,20 +335,34 @@ def _train(X_train, y_train, X_test, y_test, init_scales, width, loss, num_class
             bad = ~torch.isfinite(L) | (L > max_loss)
             if bool(bad.any()):
                 cfg = int(torch.nonzero(bad)[0])
-                what = "minibatch loss" if math.isfinite(float(L[cfg])) else "minibatch loss (not finite)"
-                raise DivergenceError(t, f"{what} > {max_loss:g}" if math.isfinite(float(L[cfg])) else what,
-                                      float(L[cfg]), cfg)
+                what = (
+                    "minibatch loss"
+                    if math.isfinite(float(L[cfg]))
+                    else "minibatch loss (not finite)"
+                )
+                raise DivergenceError(
+                    t,
+                    f"{what} > {max_loss:g}" if math.isfinite(float(L[cfg])) else what,
+                    float(L[cfg]),
+                    cfg,
+                )
             for w, gw in zip(p.tensors(), g.tensors()):
                 w.sub_(gw, alpha=lr_)
             bar.update(1)
     bar.close()
     history = {k_: np.stack(v) if v else np.zeros((0, B)) for k_, v in hist.items()}
-    return SGDResult(params=p, steps=rec, history=history,
-                     init_scales=np.asarray(init_scales, dtype=np.float64).reshape(-1),
-                     wall_time=time.perf_counter() - start, device=str(dev))
+    return SGDResult(
+        params=p,
+        steps=rec,
+        history=history,
+        init_scales=np.asarray(init_scales, dtype=np.float64).reshape(-1),
+        wall_time=time.perf_counter() - start,
+        device=str(dev),
+    )
 
 
 # --- reading a history ---------------------------------------------------------------------------
+
 
 def accuracy_gap_threshold(acc_train, acc_test, n_train: int, n_test: int, z: float = 3.0):
     """``z`` standard errors of ``acc_train - acc_test`` for independent binomial samples
@@ -326,8 +412,9 @@ def near_min_index(values, factor: float = 1.1) -> int:
     return int(np.nonzero(v <= factor * v.min())[0][0])
 
 
-def summarize(result: SGDResult, n_train: int, n_test: int, z: float = 3.0,
-              rise_factor: float = 1.1) -> list[dict]:
+def summarize(
+    result: SGDResult, n_train: int, n_test: int, z: float = 3.0, rise_factor: float = 1.1
+) -> list[dict]:
     """One row per configuration: initial, minimum (and its step) and final stable rank, the
     largest rise after the minimum, final accuracies, the step at which train and test accuracy
     separate (:func:`separation_index`, ``z`` standard errors) and the step at which the rank
@@ -342,18 +429,20 @@ def summarize(result: SGDResult, n_train: int, n_test: int, z: float = 3.0,
         sep = separation_index(h["train_acc"][:, b], h["test_acc"][:, b], n_train, n_test, z)
         rise = rise_index(sr, rise_factor)
         half = halving_index(sr)
-        rows.append({
-            "init_scale": float(s),
-            "initial_stable_rank": float(sr[0]),
-            "min_stable_rank": float(sr[i_min]),
-            "step_of_min": int(steps[i_min]),
-            "final_stable_rank": float(sr[-1]),
-            "max_rise_after_min": float(sr[i_min:].max() / sr[i_min]),
-            "final_train_acc": float(h["train_acc"][-1, b]),
-            "final_test_acc": float(h["test_acc"][-1, b]),
-            "separation_step": None if sep is None else int(steps[sep]),
-            "rise_step": None if rise is None else int(steps[rise]),
-            "halving_step": None if half is None else int(steps[half]),
-            "step_near_min": int(steps[near_min_index(sr, rise_factor)]),
-        })
+        rows.append(
+            {
+                "init_scale": float(s),
+                "initial_stable_rank": float(sr[0]),
+                "min_stable_rank": float(sr[i_min]),
+                "step_of_min": int(steps[i_min]),
+                "final_stable_rank": float(sr[-1]),
+                "max_rise_after_min": float(sr[i_min:].max() / sr[i_min]),
+                "final_train_acc": float(h["train_acc"][-1, b]),
+                "final_test_acc": float(h["test_acc"][-1, b]),
+                "separation_step": None if sep is None else int(steps[sep]),
+                "rise_step": None if rise is None else int(steps[rise]),
+                "halving_step": None if half is None else int(steps[half]),
+                "step_near_min": int(steps[near_min_index(sr, rise_factor)]),
+            }
+        )
     return rows

@@ -24,13 +24,14 @@ the exact step, configuration and quantity (the steps after it are wasted work, 
 recorded). :class:`_Steps` is the per-step program; ``tests/paper_a/test_device_discipline.py``
 runs it on PyTorch's ``meta`` device, where any host synchronisation raises.
 """
+
 from __future__ import annotations
 
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 import torch
@@ -55,8 +56,11 @@ def log_spaced_steps(steps: int, num: int = 50) -> np.ndarray:
     """Sorted unique integers in ``[0, steps]``: 0, 1, then log-spaced up to ``steps``."""
     if steps < 0:
         raise ValueError("steps must be non-negative")
-    pts = np.unique(np.concatenate([[0, min(1, steps)],
-                                    np.geomspace(1, max(steps, 1), num=max(num, 2)).round()]))
+    pts = np.unique(
+        np.concatenate(
+            [[0, min(1, steps)], np.geomspace(1, max(steps, 1), num=max(num, 2)).round()]
+        )
+    )
     return pts[pts <= steps].astype(int)
 
 
@@ -94,8 +98,9 @@ class DivergenceMonitor:
     a non-finite value before a finite bad one (``nonfinite_first``), then the lowest
     configuration. Used by :func:`gradient_descent`; minibatch SGD can use it alike."""
 
-    def __init__(self, B: int, dtype: torch.dtype, device: torch.device | str,
-                 nonfinite_first: bool = True):
+    def __init__(
+        self, B: int, dtype: torch.dtype, device: torch.device | str, nonfinite_first: bool = True
+    ):
         self.B, self.nonfinite_first = B, nonfinite_first
         self.ok = torch.ones(B, dtype=torch.bool, device=device)
         self.first_bad = torch.full((B,), -1, dtype=torch.int64, device=device)
@@ -104,7 +109,7 @@ class DivergenceMonitor:
     def update(self, t: int, values: torch.Tensor, fine: torch.Tensor) -> None:
         """Step ``t``: ``values`` ``(B,)`` and ``fine`` ``(B,)`` (False where bad)."""
         ok = self.ok & fine
-        newly = self.ok ^ ok              # fine until now, bad at step t
+        newly = self.ok ^ ok  # fine until now, bad at step t
         self.first_bad.masked_fill_(newly, t)
         self.bad_value = torch.where(newly, values, self.bad_value)
         self.ok = ok
@@ -130,8 +135,17 @@ class _Steps:
     ``W`` and folds the divergence test into a :class:`DivergenceMonitor`; :meth:`update`
     applies ``W <- W + lr C X`` in place. Only :meth:`poll` reads device memory."""
 
-    def __init__(self, net: LeakyNetwork, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
-                 loss: Loss, lr_t: torch.Tensor, normalized: bool, max_loss_growth: float):
+    def __init__(
+        self,
+        net: LeakyNetwork,
+        W: torch.Tensor,
+        X: torch.Tensor,
+        y: torch.Tensor,
+        loss: Loss,
+        lr_t: torch.Tensor,
+        normalized: bool,
+        max_loss_growth: float,
+    ):
         self.net, self.W, self.X, self.y, self.loss = net, W, X, y, loss
         self.lr_t, self.normalized, self.max_loss_growth = lr_t, normalized, max_loss_growth
         B, m, d = W.shape
@@ -149,8 +163,9 @@ class _Steps:
         """Loss, log-loss and margins at ``W`` (step ``t``); the divergence test is updated on
         the device. Every update is followed by an evaluation, so a non-finite gradient or
         weight shows up at the step it produced."""
-        L, logL, C, q = self.net.loss_and_coef(self.W, self.X, self.y, self.loss,
-                                               normalized=self.normalized)
+        L, logL, C, q = self.net.loss_and_coef(
+            self.W, self.X, self.y, self.loss, normalized=self.normalized
+        )
         if self.L0 is None:
             self.L0 = L.clone()
             self.thr = self.max_loss_growth * torch.clamp(self.L0, min=self.tiny)
@@ -178,8 +193,12 @@ class _Steps:
         t, cfg, value = hit
         if not math.isfinite(value):
             raise DivergenceError(t, "loss", value, cfg)
-        raise DivergenceError(t, f"loss (grew more than {self.max_loss_growth:g}x from "
-                                 f"{float(self.L0[cfg]):.3g})", value, cfg)
+        raise DivergenceError(
+            t,
+            f"loss (grew more than {self.max_loss_growth:g}x from {float(self.L0[cfg]):.3g})",
+            value,
+            cfg,
+        )
 
 
 def _check_finite(step: int, name: str, values: torch.Tensor, B: int) -> None:
@@ -189,8 +208,9 @@ def _check_finite(step: int, name: str, values: torch.Tensor, B: int) -> None:
     if bool(torch.any(bad)):
         bad = bad.reshape(B, -1).cpu()
         cfg = int(torch.nonzero(bad.any(dim=1))[0])
-        raise DivergenceError(step, name, float(values.detach().reshape(B, -1)[cfg].cpu()[bad[cfg]][0]),
-                              cfg)
+        raise DivergenceError(
+            step, name, float(values.detach().reshape(B, -1)[cfg].cpu()[bad[cfg]][0]), cfg
+        )
 
 
 def _lr_tensor(lr, B: int, dtype, device) -> torch.Tensor:
@@ -200,22 +220,34 @@ def _lr_tensor(lr, B: int, dtype, device) -> torch.Tensor:
     if host.device.type != "cpu":
         host = host.cpu()  # one read at the start of the run (a CUDA tensor given as lr)
     if host.ndim > 1 or (host.ndim == 1 and host.shape[0] != B):
-        raise ValueError(f"lr has {host.shape[0] if host.ndim else 1} entries for {B} configurations"
-                         if host.ndim == 1 else f"lr must be a float or a (B,) tensor, got shape "
-                                                f"{tuple(host.shape)}")
+        raise ValueError(
+            f"lr has {host.shape[0] if host.ndim else 1} entries for {B} configurations"
+            if host.ndim == 1
+            else f"lr must be a float or a (B,) tensor, got shape {tuple(host.shape)}"
+        )
     if bool(torch.any(host <= 0)) or not bool(torch.all(torch.isfinite(host))):
         raise ValueError("lr must be positive and finite")
     lr_t = host.to(device=device)
     return lr_t.reshape(B, 1, 1) if lr_t.ndim == 1 else lr_t
 
 
-def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
-                     loss: str | Loss = "logistic", lr: float | torch.Tensor = 0.1,
-                     steps: int = 1000, normalized: bool = False,
-                     record_steps: np.ndarray | list[int] | None = None,
-                     metrics: dict[str, Metric] | None = None, progress: bool | None = None,
-                     max_loss_growth: float = 1e8, desc: str = "gradient descent",
-                     check_every: int = 100, trace: tuple[str, ...] | list[str] = ()) -> TrainResult:
+def gradient_descent(
+    net: LeakyNetwork,
+    W0: torch.Tensor,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    loss: str | Loss = "logistic",
+    lr: float | torch.Tensor = 0.1,
+    steps: int = 1000,
+    normalized: bool = False,
+    record_steps: np.ndarray | list[int] | None = None,
+    metrics: dict[str, Metric] | None = None,
+    progress: bool | None = None,
+    max_loss_growth: float = 1e8,
+    desc: str = "gradient descent",
+    check_every: int = 100,
+    trace: tuple[str, ...] | list[str] = (),
+) -> TrainResult:
     """Run ``steps`` of (optionally loss-normalised) gradient descent from ``W0``.
 
     ``W0``: ``(m, d)`` or ``(B, m, d)``, on any device and in float32 or float64: the run
@@ -234,7 +266,11 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
     """
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
         raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
-    if isinstance(check_every, bool) or not isinstance(check_every, (int, np.integer)) or check_every < 1:
+    if (
+        isinstance(check_every, bool)
+        or not isinstance(check_every, (int, np.integer))
+        or check_every < 1
+    ):
         raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
     loss = get_loss(loss) if isinstance(loss, str) else loss
     single = W0.ndim == 2
@@ -243,7 +279,11 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
     X = X.to(dtype=W.dtype, device=W.device)
     y = y.to(dtype=W.dtype, device=W.device)
     lr_t = _lr_tensor(lr, B, W.dtype, W.device)
-    rec = log_spaced_steps(steps) if record_steps is None else np.unique(np.asarray(record_steps, int))
+    rec = (
+        log_spaced_steps(steps)
+        if record_steps is None
+        else np.unique(np.asarray(record_steps, int))
+    )
     if rec.size and (rec.min() < 0 or rec.max() > steps):
         raise ValueError(f"record_steps must lie in [0, {steps}]")
     rec_set = {int(s) for s in rec}
@@ -288,5 +328,12 @@ def gradient_descent(net: LeakyNetwork, W0: torch.Tensor, X: torch.Tensor, y: to
         history = {k: v[:, 0] for k, v in history.items()}
         traces = {k: v[:, 0] for k, v in traces.items()}
         W = W[0]
-    return TrainResult(W=W, steps=rec, history=history, wall_time=time.perf_counter() - start,
-                       device=str(W.device), dtype=str(W.dtype).replace("torch.", ""), trace=traces)
+    return TrainResult(
+        W=W,
+        steps=rec,
+        history=history,
+        wall_time=time.perf_counter() - start,
+        device=str(W.device),
+        dtype=str(W.dtype).replace("torch.", ""),
+        trace=traces,
+    )

@@ -19,6 +19,7 @@ has a linear decision boundary (item 6), hence test error 1/2 too, from any init
 
 Seeds derive from the page's seed through :mod:`twolayer.common.seeds`.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,15 +37,16 @@ from . import assumptions, data, flow, kkt
 class XorBatch:
     """Training and test sets for every ``(d, seed)``, padded to a common width ``k``."""
 
-    info: pd.DataFrame      # one row per data set: d, seed, ratio (n / n_max), holds
-    X: torch.Tensor         # (B, n, k)
-    y: torch.Tensor         # (B, n)
-    X_test: torch.Tensor    # (B, n_test, k)
-    y_test: np.ndarray      # (B, n_test)
+    info: pd.DataFrame  # one row per data set: d, seed, ratio (n / n_max), holds
+    X: torch.Tensor  # (B, n, k)
+    y: torch.Tensor  # (B, n)
+    X_test: torch.Tensor  # (B, n_test, k)
+    y_test: np.ndarray  # (B, n_test)
 
 
-def xor_batch(n: int, dims, num_seeds: int, n_test: int, beta: float, gamma: float,
-              seed: int) -> XorBatch:
+def xor_batch(
+    n: int, dims, num_seeds: int, n_test: int, beta: float, gamma: float, seed: int
+) -> XorBatch:
     """``num_seeds`` noisy-XOR training sets of ``n`` points (``||mu_1|| = ||mu_2|| =
     d^beta``) and ``n_test`` fresh test points each, for every ``d`` in ``dims``; Theorem 3.2's
     assumption is evaluated (at leak ``gamma``) on each training set."""
@@ -55,37 +57,53 @@ def xor_batch(n: int, dims, num_seeds: int, n_test: int, beta: float, gamma: flo
     rows, Xs, ys, Xts, yts = [], [], [], [], []
     for dd in dims:
         for s in range(num_seeds):
-            tr = data.noisy_xor_span_coordinates(n, dd, seed=seeds.derive(seed, "xor-train",
-                                                                           dd, s), beta=beta)
-            te = data.noisy_xor_test_coordinates(tr, n_test,
-                                                 seed=seeds.derive(seed, "xor-test", dd, s))
+            tr = data.noisy_xor_span_coordinates(
+                n, dd, seed=seeds.derive(seed, "xor-train", dd, s), beta=beta
+            )
+            te = data.noisy_xor_test_coordinates(
+                tr, n_test, seed=seeds.derive(seed, "xor-test", dd, s)
+            )
             scale = 1.0 / math.sqrt(dd + tr.info["mu_norm"] ** 2)
             X = np.zeros((n, k))
-            X[:, :tr.X.shape[1]] = tr.X * scale
+            X[:, : tr.X.shape[1]] = tr.X * scale
             Xt = np.zeros((n_test, k))
-            Xt[:, :te.X.shape[1]] = te.X * scale
+            Xt[:, : te.X.shape[1]] = te.X * scale
             a_ = assumptions.near_orthogonality(tr.X, gamma)
             rows.append({"d": dd, "seed": s, "ratio": a_.ratio, "holds": a_.holds})
             Xs.append(X)
             ys.append(tr.y)
             Xts.append(Xt)
             yts.append(te.y)
-    return XorBatch(pd.DataFrame(rows), torch.as_tensor(np.stack(Xs)),
-                    torch.as_tensor(np.stack(ys)), torch.as_tensor(np.stack(Xts)),
-                    np.stack(yts))
+    return XorBatch(
+        pd.DataFrame(rows),
+        torch.as_tensor(np.stack(Xs)),
+        torch.as_tensor(np.stack(ys)),
+        torch.as_tensor(np.stack(Xts)),
+        np.stack(yts),
+    )
 
 
 def _measure(net, W, X, y, Xt, yt) -> dict[str, np.ndarray]:
     f = net(W, Xt).numpy()
     z = torch.as_tensor(kkt.z_from_weights(W, net.m1))
     lin = np.sign((Xt @ z.unsqueeze(-1)).squeeze(-1).numpy())
-    return {"train_error": (np.sign(net(W, X).numpy()) != y.numpy()).mean(axis=1),
-            "test_error": (np.sign(f) != yt).mean(axis=1),
-            "linear_agreement": (np.sign(f) == lin).mean(axis=1)}
+    return {
+        "train_error": (np.sign(net(W, X).numpy()) != y.numpy()).mean(axis=1),
+        "test_error": (np.sign(f) != yt).mean(axis=1),
+        "linear_agreement": (np.sign(f) == lin).mean(axis=1),
+    }
 
 
-def train_and_test(net, batch: XorBatch, loss: str, init_scales, steps: int, seed: int,
-                   tol: float | None = None, factor: float = 2.0) -> pd.DataFrame:
+def train_and_test(
+    net,
+    batch: XorBatch,
+    loss: str,
+    init_scales,
+    steps: int,
+    seed: int,
+    tol: float | None = None,
+    factor: float = 2.0,
+) -> pd.DataFrame:
     """Train ``net`` on every data set of ``batch`` from every scale in ``init_scales`` (``w_j
     ~ N(0, scale^2/k I_k)`` in the ``k`` coordinates, one draw per data set shared across
     scales) by loss-normalised gradient descent with step ``1/R_max^2`` per data set, for
@@ -119,8 +137,7 @@ def train_and_test(net, batch: XorBatch, loss: str, init_scales, steps: int, see
         dis = np.where(separated, 1 - m["linear_agreement"], 1.0)
         need = flow.steps_for_tolerance(dis, tol, steps, factor)
         if need > steps:
-            ext = flow.normalized_flow(net, W[idx], X[idx], y[idx], loss, lr[held],
-                                       [need - steps])
+            ext = flow.normalized_flow(net, W[idx], X[idx], y[idx], loss, lr[held], [need - steps])
             W[idx] = ext.W[-1]
             log_loss[held] = ext.log_loss[-1]
             total[held] = need
@@ -168,11 +185,21 @@ def summarise(runs: pd.DataFrame, conf: float, n_test: int, num_seeds: int) -> p
     rows = []
     for (scale, dd), g in runs.groupby(["init_scale", "d"]):
         err, lo, hi = t_interval(g.test_error, conf)
-        rows.append({"init": scale, "d": int(dd), "error": err, "ci_low": lo, "ci_high": hi,
-                     "linear_agreement": g.linear_agreement.min(),
-                     "mean_disagreement": 1 - g.linear_agreement.mean(),
-                     "train_error": g.train_error.max(), "loss_ratio": g.loss_ratio.max(),
-                     "median_gap": g.ratio.median(), "assumption_holds": g.holds.mean()})
+        rows.append(
+            {
+                "init": scale,
+                "d": int(dd),
+                "error": err,
+                "ci_low": lo,
+                "ci_high": hi,
+                "linear_agreement": g.linear_agreement.min(),
+                "mean_disagreement": 1 - g.linear_agreement.mean(),
+                "train_error": g.train_error.max(),
+                "loss_ratio": g.loss_ratio.max(),
+                "median_gap": g.ratio.median(),
+                "assumption_holds": g.holds.mean(),
+            }
+        )
     out = pd.DataFrame(rows)
     out["at_chance"] = (out.error - 0.5).abs() <= chance_slack(n_test, num_seeds, 0.0)
     return out
@@ -198,4 +225,4 @@ def tex_number(x) -> str:
     """``10^{9}`` for a power of ten, the integer otherwise: dimensions in the page's prose."""
     x = int(x)
     e = round(math.log10(x)) if x > 0 else 0
-    return f"10^{{{e}}}" if x > 0 and 10 ** e == x and e >= 3 else str(x)
+    return f"10^{{{e}}}" if x > 0 and 10**e == x and e >= 3 else str(x)

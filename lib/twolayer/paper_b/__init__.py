@@ -19,9 +19,22 @@ them); imports only :mod:`twolayer.common`.
 ``random_features`` the first layer frozen after Stage 1 (random features in S_*)
 ``fits``         log-log slopes and their bootstrap spread over a page's repetitions
 """
+
 from ..common._lazy import lazy_submodules
 
-__all__ = ["algorithm1", "certificate", "early_stages", "features", "fits", "gd_backend",
-           "hermite", "kernels", "landscape", "population", "random_features", "samples",
-           "teacher"]
+__all__ = [
+    "algorithm1",
+    "certificate",
+    "early_stages",
+    "features",
+    "fits",
+    "gd_backend",
+    "hermite",
+    "kernels",
+    "landscape",
+    "population",
+    "random_features",
+    "samples",
+    "teacher",
+]
 __getattr__ = lazy_submodules(__name__, __all__)

@@ -9,6 +9,7 @@
 * :func:`stage3`: epochs of full gradient descent on ``L_{lambda_k}`` with ``lambda`` halved
   after every epoch.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,12 @@ def stage1(net0: Net, teacher: Teacher, eta0: float = 1.0, lam0: float = 1.0) ->
     """One gradient step on ``L_{lambda_0}`` (Lemma 3 uses ``eta_0 = lambda_0 = 1``, so that
     ``W^(1) = -grad_W L(theta^(0))``)."""
     g = pop.grad(net0, teacher, lam0)
-    return Net(net0.a - eta0 * g.a, net0.W - eta0 * g.W, net0.alpha - eta0 * g.alpha,
-               net0.beta - eta0 * g.beta)
+    return Net(
+        net0.a - eta0 * g.a,
+        net0.W - eta0 * g.W,
+        net0.alpha - eta0 * g.alpha,
+        net0.beta - eta0 * g.beta,
+    )
 
 
 def stage2_problem(W: np.ndarray, teacher: Teacher):
@@ -86,8 +91,14 @@ def balance(net: Net) -> Net:
     return Net(np.sign(net.a) * s, U * s[:, None], net.alpha, net.beta.copy())
 
 
-def stage2(net1: Net, teacher: Teacher, lam: float, method: str = "cvxpy", eta: float | None = None,
-           steps: int = 0):
+def stage2(
+    net1: Net,
+    teacher: Teacher,
+    lam: float,
+    method: str = "cvxpy",
+    eta: float | None = None,
+    steps: int = 0,
+):
     """Stage 2 with ``W = W^(1)`` fixed; returns the balanced network with ``(alpha^, beta^)``
     and a dict with the solution ``a`` and the objective value."""
     G, b, c, wts = stage2_problem(net1.W, teacher)
@@ -103,7 +114,15 @@ def stage2(net1: Net, teacher: Teacher, lam: float, method: str = "cvxpy", eta: 
         raise ValueError("method must be 'cvxpy' or 'subgradient'")
     net = Net(a, net1.W.copy(), 0.0, None)
     net.alpha, net.beta = pop.alpha_hat(net), pop.beta_hat(net)
-    return balance(net), {"a": a, "value": val, "history": hist, "G": G, "b": b, "c": c, "weights": wts}
+    return balance(net), {
+        "a": a,
+        "value": val,
+        "history": hist,
+        "G": G,
+        "b": b,
+        "c": c,
+        "weights": wts,
+    }
 
 
 @dataclass
@@ -118,18 +137,20 @@ class Trajectory:
     loss: list = field(default_factory=list)
     reg_loss: list = field(default_factory=list)
     grad_norm2: list = field(default_factory=list)
-    nets: list = field(default_factory=list)        # Net at each recorded step (keep_nets)
-    snapshots: list = field(default_factory=list)   # (lambda, Net at the end of the epoch)
-    starts: list = field(default_factory=list)      # (lambda, Net at the start of the epoch)
+    nets: list = field(default_factory=list)  # Net at each recorded step (keep_nets)
+    snapshots: list = field(default_factory=list)  # (lambda, Net at the end of the epoch)
+    starts: list = field(default_factory=list)  # (lambda, Net at the start of the epoch)
 
     def arrays(self) -> dict:
-        return {k: np.asarray(getattr(self, k)) for k in
-                ("epoch", "lam", "step", "loss", "reg_loss", "grad_norm2")}
+        return {
+            k: np.asarray(getattr(self, k))
+            for k in ("epoch", "lam", "step", "loss", "reg_loss", "grad_norm2")
+        }
 
 
 def epoch_lengths(steps: int, epochs: int, grow: float = 1.0) -> list[int]:
     """Steps of each Stage 3 epoch: ``round(steps * grow^k)`` in epoch ``k``."""
-    return [round(steps * grow ** k) for k in range(epochs)]
+    return [round(steps * grow**k) for k in range(epochs)]
 
 
 def record_steps(n_steps: int, record_every: int, early: bool = False) -> np.ndarray:
@@ -138,14 +159,26 @@ def record_steps(n_steps: int, record_every: int, early: bool = False) -> np.nda
     ``round(2^(j/4)) < record_every`` (the gap falls fastest at the start of an epoch)."""
     out = set(range(0, n_steps + 1, record_every)) | {n_steps}
     if early:
-        out |= {s for s in np.unique(np.round(2.0 ** (np.arange(64) / 4)).astype(int))
-                if s < min(record_every, n_steps)}
+        out |= {
+            s
+            for s in np.unique(np.round(2.0 ** (np.arange(64) / 4)).astype(int))
+            if s < min(record_every, n_steps)
+        }
     return np.array(sorted(out))
 
 
-def stage3(net: Net, teacher: Teacher, lam0: float, epochs: int, steps: int, eta: float,
-           record_every: int = 50, grow: float = 1.0, keep_nets: bool = False,
-           early: bool = False) -> tuple[Net, Trajectory]:
+def stage3(
+    net: Net,
+    teacher: Teacher,
+    lam0: float,
+    epochs: int,
+    steps: int,
+    eta: float,
+    record_every: int = 50,
+    grow: float = 1.0,
+    keep_nets: bool = False,
+    early: bool = False,
+) -> tuple[Net, Trajectory]:
     """Stage 3 of Algorithm 1 (Lemma 5): ``epochs`` epochs of full gradient descent on
     ``L_{lambda_k}``, ``lambda_k = lam0 / 2^k``, on all of ``(a, W, alpha, beta)``; epoch ``k``
     runs ``round(steps * grow^k)`` steps (``grow = 2`` keeps the number of steps proportional
@@ -158,7 +191,7 @@ def stage3(net: Net, teacher: Teacher, lam0: float, epochs: int, steps: int, eta
     tr = Trajectory()
     total = 0
     for k, n_steps in enumerate(epoch_lengths(steps, epochs, grow)):
-        lam = lam0 / 2 ** k
+        lam = lam0 / 2**k
         tr.starts.append((lam, net.copy()))
         rec = set(record_steps(n_steps, record_every, early).tolist())
         for t in range(n_steps + 1):
@@ -169,7 +202,7 @@ def stage3(net: Net, teacher: Teacher, lam0: float, epochs: int, steps: int, eta
                 tr.step.append(total)
                 L = pop.loss(net, teacher)
                 tr.loss.append(L)
-                tr.reg_loss.append(L + 0.5 * lam * (net.a @ net.a + np.sum(net.W ** 2)))
+                tr.reg_loss.append(L + 0.5 * lam * (net.a @ net.a + np.sum(net.W**2)))
                 tr.grad_norm2.append(pop.grad_norm2(g))
                 if keep_nets:
                     tr.nets.append(net.copy())

@@ -20,6 +20,7 @@ construction. The certificate is ``eta(w) = E[p(x) relu_{>=2}(w.x)]`` for unit `
 
 ``relu_{>=l} = relu - sum_{k<l} sigma_k h_k``, and ``||p||^2 = sum_j alpha_j sign(a*_j) / Z_l^2``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -55,7 +56,7 @@ def kappa(t, ell: int, deriv: int = 0):
     ks = np.arange(ell)
     if deriv == 0:
         full = kernels.k1(t)
-        hd = sum(s2[k] * t ** k for k in ks)
+        hd = sum(s2[k] * t**k for k in ks)
     elif deriv == 1:
         full = kernels.k1_prime(t)
         hd = sum(k * s2[k] * t ** (k - 1) for k in ks[1:])
@@ -121,13 +122,13 @@ def tangent_bases(U: np.ndarray, basis: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Certificate:
-    U: np.ndarray          # (m*, d) unit teacher directions
-    signs: np.ndarray      # sign(a*)
-    T: np.ndarray          # (m*, d, r-1) tangent bases
-    alpha: np.ndarray      # (m*,)
-    c: np.ndarray          # (m*, r-1)
+    U: np.ndarray  # (m*, d) unit teacher directions
+    signs: np.ndarray  # sign(a*)
+    T: np.ndarray  # (m*, d, r-1) tangent bases
+    alpha: np.ndarray  # (m*,)
+    c: np.ndarray  # (m*, r-1)
     ell: int
-    matrix: np.ndarray     # the interpolation system
+    matrix: np.ndarray  # the interpolation system
     rhs: np.ndarray
 
     @property
@@ -152,7 +153,7 @@ class Certificate:
         t = _cos(W, self.U)
         bw = W @ self.b.T
         k1 = kappa(t, self.ell, 1)
-        at_pole = np.abs(np.clip(t, -1, 1)) >= 1.0   # kappa'' infinite, b_j.w = 0 there
+        at_pole = np.abs(np.clip(t, -1, 1)) >= 1.0  # kappa'' infinite, b_j.w = 0 there
         k2 = kappa(np.where(at_pole, 0.0, t), self.ell, 2)
         k2bw = np.where(at_pole, 0.0, k2 * bw)
         return (k1 * self.alpha + k2bw) @ self.U + k1 @ self.b
@@ -167,7 +168,9 @@ class Certificate:
         """The dual polynomial ``p(x)`` at the rows of ``X``."""
         Z = X @ self.U.T
         B = X @ self.b.T
-        return (relu_ge(Z, self.ell) @ self.alpha + np.sum(B * relu_ge_prime(Z, self.ell), 1)) / self.Z2
+        return (
+            relu_ge(Z, self.ell) @ self.alpha + np.sum(B * relu_ge_prime(Z, self.ell), 1)
+        ) / self.Z2
 
     def p_norm2(self) -> float:
         """``||p||^2 = E[p^2] = sum_j alpha_j sign(a*_j) / Z_l^2``."""
@@ -187,7 +190,7 @@ def solve(teacher: Teacher, ell: int) -> Certificate:
     B = teacher.info["basis"]
     r = B.shape[1]
     T = tangent_bases(U, B)
-    t = _cos(U, U)                                   # t[i, j] = u_i.u_j
+    t = _cos(U, U)  # t[i, j] = u_i.u_j
     np.fill_diagonal(t, 1.0)
     K0, K1 = kappa(t, ell), kappa(t, ell, 1)
     off = ~np.eye(m, dtype=bool)
@@ -204,8 +207,10 @@ def solve(teacher: Teacher, ell: int) -> Certificate:
     M[:m, m:] = (K1[:, :, None] * Tu).reshape(m, m * q)
     M[m:, :m] = (K1[:, :, None] * uT).transpose(0, 2, 1).reshape(m * q, m)
     # derivative rows (i, k) x c columns (j, l)
-    blk = K2[:, None, :, None] * uT.transpose(0, 2, 1)[:, :, :, None] * Tu[:, None, :, :] \
+    blk = (
+        K2[:, None, :, None] * uT.transpose(0, 2, 1)[:, :, :, None] * Tu[:, None, :, :]
         + K1[:, None, :, None] * TT
+    )
     M[m:, m:] = blk.reshape(m * q, m * q)
     rhs = np.concatenate([np.sign(teacher.a), np.zeros(m * q)])
     x = np.linalg.solve(M, rhs)
@@ -248,10 +253,10 @@ def mc_identity(cert: Certificate, W, n: int, seed: int, batch: int = 100_000):
         X = rng.standard_normal((k, W.shape[1]))
         v = cert.p(X)[:, None] * kernels.relu_ge2(X @ W.T)
         s += v.sum(0)
-        s2 += (v ** 2).sum(0)
+        s2 += (v**2).sum(0)
         done += k
     mean = s / n
-    return mean, np.sqrt(np.maximum(s2 / n - mean ** 2, 0) / n)
+    return mean, np.sqrt(np.maximum(s2 / n - mean**2, 0) / n)
 
 
 # --- Lemma 10's test function ------------------------------------------------------------
@@ -306,15 +311,21 @@ def q_weights(net: Net, teacher: Teacher, delta_close: float) -> tuple[np.ndarra
     return owner, q
 
 
-def descent_direction(net: Net, teacher: Teacher, delta_close: float) -> tuple[Net, np.ndarray, np.ndarray]:
+def descent_direction(
+    net: Net, teacher: Teacher, delta_close: float
+) -> tuple[Net, np.ndarray, np.ndarray]:
     """The direction ``D`` of Lemma F.17 at ``net`` (assumed sign-flipped, Assumption F.1):
     ``D_a = 0``, ``D_alpha = alpha + alpha_*``, ``D_beta = beta + beta_*``,
     ``D_{w_j} = w_j - q_ij w*_i`` (``w*_i`` the unit teacher direction scaled by ``||w*_i||``).
     Returns ``(D, owner, q)``; moving along ``-D`` takes each ``w_j`` towards ``q_ij w*_i``."""
     owner, q = q_weights(net, teacher, delta_close)
     target = q[:, None] * teacher.W[owner]
-    D = Net(np.zeros_like(net.a), net.W - target, net.alpha + teacher.alpha_star,
-            net.beta + teacher.beta_star)
+    D = Net(
+        np.zeros_like(net.a),
+        net.W - target,
+        net.alpha + teacher.alpha_star,
+        net.beta + teacher.beta_star,
+    )
     return D, owner, q
 
 
@@ -356,8 +367,7 @@ def full_sphere_directions(basis: np.ndarray, d: int, count: int, n_phi: int = 4
     return (np.cos(phi)[:, None, None] * V[None] + np.sin(phi)[:, None, None] * n).reshape(-1, d)
 
 
-def best_certificate(teacher: Teacher, ells=(2, 4, 6, 8, 10), count: int = 1440,
-                     n_phi: int = 24):
+def best_certificate(teacher: Teacher, ells=(2, 4, 6, 8, 10), count: int = 1440, n_phi: int = 24):
     """The Appendix G certificate that gives Lemma F.5 its smallest constant: among the orders
     ``ells`` whose ``rho_eta`` is positive on the whole sphere of ``R^d``
     (:func:`full_sphere_directions`: Definition 1 asks ``|eta(w)| <= 1 - rho_eta delta^2`` for
@@ -410,12 +420,20 @@ def lemma9_terms(cert: Certificate, rho: float, teacher: Teacher, U, c) -> dict:
     pair = float(cert.eta(U) @ c)
     pair_star = float(cert.eta(teacher.W) @ cs)
     _, delta = angle_to_teachers(U, cert.U)
-    far = float(np.abs(c) @ delta ** 2)
+    far = float(np.abs(c) @ delta**2)
     L = measure_loss(teacher, U, c)
-    return {"pair": pair, "pair_star": pair_star, "mass_star": float(np.abs(cs).sum()),
-            "mass": float(np.abs(c).sum()), "far": far, "loss": L,
-            "lhs1": abs(pair - pair_star), "rhs1": math.sqrt(cert.p_norm2() * L),
-            "lhs2": abs(pair), "rhs2": float(np.abs(c).sum()) - rho * far}
+    return {
+        "pair": pair,
+        "pair_star": pair_star,
+        "mass_star": float(np.abs(cs).sum()),
+        "mass": float(np.abs(c).sum()),
+        "far": far,
+        "loss": L,
+        "lhs1": abs(pair - pair_star),
+        "rhs1": math.sqrt(cert.p_norm2() * L),
+        "lhs2": abs(pair),
+        "rhs2": float(np.abs(c).sum()) - rho * far,
+    }
 
 
 def random_measure(teacher: Teacher, atoms: int, rng, spread: float = 0.5):
@@ -435,16 +453,21 @@ def random_measure(teacher: Teacher, atoms: int, rng, spread: float = 0.5):
     far /= np.linalg.norm(far, axis=1, keepdims=True)
     U = np.concatenate([near, far])
     c = np.abs(rng.standard_normal(atoms)) * 0.5
-    signs = np.concatenate([np.where(rng.random(k_near) < 0.8, np.sign(teacher.a[owner]), 1.0),
-                            rng.choice([-1.0, 1.0], size=atoms - k_near)])
+    signs = np.concatenate(
+        [
+            np.where(rng.random(k_near) < 0.8, np.sign(teacher.a[owner]), 1.0),
+            rng.choice([-1.0, 1.0], size=atoms - k_near),
+        ]
+    )
     return U, c * signs
 
 
 # --- Lemma 7 / F.17 at a snapshot of Stage 3 ---------------------------------------------------
 
 
-def lemma7_snapshot(net: Net, teacher: Teacher, lam: float, zeta: float, p_norm: float,
-                    close_factor: float = 1.0) -> dict:
+def lemma7_snapshot(
+    net: Net, teacher: Teacher, lam: float, zeta: float, p_norm: float, close_factor: float = 1.0
+) -> dict:
     """Lemma F.17 (Lemma 7) at one network, after the sign flip of Lemma F.14: the direction
     ``D`` of :func:`descent_direction` with ``delta_close = close_factor (zeta +
     lambda^2)^(1/3)`` (Lemma F.6's radius), ``<grad L_lambda, D>``, the same sum with the
@@ -462,35 +485,41 @@ def lemma7_snapshot(net: Net, teacher: Teacher, lam: float, zeta: float, p_norm:
 
     nf = sign_flip(net, teacher)
     z = max(zeta, 0.0)
-    d_close = close_factor * (z + lam ** 2) ** (1 / 3)
+    d_close = close_factor * (z + lam**2) ** (1 / 3)
     D, owner, q = descent_direction(nf, teacher, d_close)
     g = pop.grad(nf, teacher, lam)
     inner_ok = inner(g, D)
-    printed = (g.alpha * D.alpha + float(g.beta @ D.beta)
-               + float(np.sum(g.W[owner] * D.W)))
+    printed = g.alpha * D.alpha + float(g.beta @ D.beta) + float(np.sum(g.W[owner] * D.W))
     a_star = float(np.abs(teacher.a).sum())
     U = _unit(teacher.W)
     _, delta = angle_to_teachers(nf.W, U)
     n = np.linalg.norm(nf.W, axis=1)
     d_sign = lam / math.sqrt(z) if z > 0 else math.inf
     opposite = (delta <= d_sign) & (np.sign(nf.a) != np.sign(teacher.a[owner]))
-    cancel = max(float(np.sum(np.abs(nf.a[opposite & (owner == i)] * n[opposite & (owner == i)])))
-                 for i in range(teacher.m))
+    cancel = max(
+        float(np.sum(np.abs(nf.a[opposite & (owner == i)] * n[opposite & (owner == i)])))
+        for i in range(teacher.m)
+    )
     conditions = {
-        "window": lam ** 2 <= z <= lam ** 1.8,
-        "small": lam <= a_star / p_norm ** 2 and z <= lam * a_star,
-        "balanced": z > 0 and abs(np.sum(nf.W ** 2) - nf.a @ nf.a) <= z / lam
+        "window": lam**2 <= z <= lam**1.8,
+        "small": lam <= a_star / p_norm**2 and z <= lam * a_star,
+        "balanced": z > 0
+        and abs(np.sum(nf.W**2) - nf.a @ nf.a) <= z / lam
         and float(np.sum((np.abs(nf.a) - n) ** 2)) <= (z / lam) ** 2,
         "no_cancellation": z > 0 and cancel <= z ** (5 / 6) / lam and d_close < d_sign,
         "fitted": (nf.alpha - pop.alpha_hat(nf)) ** 2 <= z
         and float(np.sum((nf.beta - pop.beta_hat(nf)) ** 2)) <= z,
         "covered": all(bool(np.any((owner == i) & (q > 0))) for i in range(teacher.m)),
     }
-    return {"inner": inner_ok, "printed": printed, "delta_close": d_close,
-            "applies": all(conditions.values()), **conditions,
-            "q_sums": np.array([np.sum(nf.a[owner == i] * q[owner == i])
-                                for i in range(teacher.m)]),
-            "q_nonnegative": bool(np.all(q >= 0))}
+    return {
+        "inner": inner_ok,
+        "printed": printed,
+        "delta_close": d_close,
+        "applies": all(conditions.values()),
+        **conditions,
+        "q_sums": np.array([np.sum(nf.a[owner == i] * q[owner == i]) for i in range(teacher.m)]),
+        "q_nonnegative": bool(np.all(q >= 0)),
+    }
 
 
 @functools.lru_cache(maxsize=4)
@@ -502,8 +531,13 @@ def _abs_relu_coefficient_sums(k_max: int) -> np.ndarray:
     v = np.zeros(k_max + 1)
     even = (k >= 2) & (k % 2 == 0)
     ke = k[even]
-    v[even] = np.exp(gammaln(ke - 1) - 0.5 * gammaln(ke + 1) - (ke / 2 - 1) * math.log(2)
-                     - gammaln(ke / 2) - 0.5 * math.log(2 * math.pi))
+    v[even] = np.exp(
+        gammaln(ke - 1)
+        - 0.5 * gammaln(ke + 1)
+        - (ke / 2 - 1) * math.log(2)
+        - gammaln(ke / 2)
+        - 0.5 * math.log(2 * math.pi)
+    )
     v[0], v[1] = 1 / math.sqrt(2 * math.pi), 0.5
     return np.concatenate([[0.0], np.cumsum(v)])
 
@@ -518,7 +552,7 @@ def lemma10_proof_radius(loss: float, a_i: float, a_l1: float, lo: float = 1e-2)
     logf = math.log(16 * a_l1 / abs(a_i))
 
     def ell(delta):
-        return math.ceil(5 / delta ** 2 * logf)
+        return math.ceil(5 / delta**2 * logf)
 
     cum = _abs_relu_coefficient_sums(2 * ell(lo))
 

@@ -19,6 +19,7 @@ Stage 2 (Lemma 4):
   Lasso's optimality condition at ``a = 0``);
 * :func:`rescaled_teacher`, :func:`lambda_sweep`, :func:`eps0_sweep`.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,11 +34,12 @@ from . import population as pop
 from . import teacher as tmod
 from .kernels import kappa2
 
-SIGMA2_SQ = hermite.relu_coefficient(2) ** 2          # = 1 / (4 pi)
-KAPPA2_ONE = float(kappa2(1.0))                       # = 1/4 - 1/(2 pi)
+SIGMA2_SQ = hermite.relu_coefficient(2) ** 2  # = 1 / (4 pi)
+KAPPA2_ONE = float(kappa2(1.0))  # = 1/4 - 1/(2 pi)
 
 
 # --- Stage 1 -------------------------------------------------------------------------------------
+
 
 def first_step_geometry(net0: pop.Net, net1: pop.Net, teacher: tmod.Teacher) -> dict:
     """Per neuron of the step ``net0 -> net1``: ``off`` (``||P_perp w^(1)|| / ||w^(1)||``),
@@ -49,10 +51,13 @@ def first_step_geometry(net0: pop.Net, net1: pop.Net, teacher: tmod.Teacher) -> 
     corrected = 4 * net0.a[:, None] * SIGMA2_SQ * Hw
     printed = -2 * net0.a[:, None] * SIGMA2_SQ * Hw
     norm1 = np.linalg.norm(net1.W, axis=1)
-    return {"off": np.sqrt(np.clip(1 - frac_in ** 2, 0, 1)),
-            "err_corrected": np.linalg.norm(net1.W - corrected, axis=1) / norm1,
-            "err_printed": np.linalg.norm(net1.W - printed, axis=1) / norm1,
-            "norm": norm1, "a": net1.a.copy()}
+    return {
+        "off": np.sqrt(np.clip(1 - frac_in**2, 0, 1)),
+        "err_corrected": np.linalg.norm(net1.W - corrected, axis=1) / norm1,
+        "err_printed": np.linalg.norm(net1.W - printed, axis=1) / norm1,
+        "norm": norm1,
+        "a": net1.a.copy(),
+    }
 
 
 def limit_medians(teacher: tmod.Teacher, samples: int, seed: int) -> dict:
@@ -65,8 +70,10 @@ def limit_medians(teacher: tmod.Teacher, samples: int, seed: int) -> dict:
     z = seeds.rng(seed, "limit-medians").standard_normal((samples, B.shape[1]))
     Hz = np.linalg.norm(z @ HS, axis=1)
     quad = np.abs(np.einsum("ni,ij,nj->n", z, HS, z))
-    return {"off_sqrt_d": float(np.median(quad / (2 * np.maximum(Hz, 1e-300)))),
-            "norm": float(np.median(4 * SIGMA2_SQ * Hz))}
+    return {
+        "off_sqrt_d": float(np.median(quad / (2 * np.maximum(Hz, 1e-300)))),
+        "norm": float(np.median(4 * SIGMA2_SQ * Hz)),
+    }
 
 
 def median_se(x, n_boot: int = 200, seed: int = 0) -> float:
@@ -90,21 +97,26 @@ def dimension_sweep(ds, m: int, kind: str, r: int, m_star: int, seed: int) -> li
         net0 = alg.symmetric_init(d, m, seeds.derive(seed, "init", d))
         net1 = alg.stage1(net0, t)
         g = first_step_geometry(net0, net1, t)
-        half = slice(0, m // 2)        # the second half repeats the first (up to sign)
+        half = slice(0, m // 2)  # the second half repeats the first (up to sign)
         off, ec, ep, nrm = (g[k][half] for k in ("off", "err_corrected", "err_printed", "norm"))
-        rows.append({
-            "d": d, "median off": float(np.median(off)),
-            "sqrt(d) median off": float(np.median(off) * math.sqrt(d)),
-            "se sqrt(d) median off": median_se(off, seed=d) * math.sqrt(d),
-            "median err corrected": float(np.median(ec)),
-            "se median err corrected": median_se(ec, seed=d),
-            "median err printed": float(np.median(ep)),
-            "triangle excess": float(np.max(np.abs(ep - 1.5) - 2.5 * ec)),
-            "median norm": float(np.median(nrm)), "se median norm": median_se(nrm, seed=d),
-            "max |a1| sqrt(m) / bound": float(np.abs(g["a"]).max() * math.sqrt(m)
-                                              / (2 * KAPPA2_ONE * np.abs(t.a).sum())),
-            "|alpha1| + ||beta1||": abs(net1.alpha) + float(np.linalg.norm(net1.beta)),
-        })
+        rows.append(
+            {
+                "d": d,
+                "median off": float(np.median(off)),
+                "sqrt(d) median off": float(np.median(off) * math.sqrt(d)),
+                "se sqrt(d) median off": median_se(off, seed=d) * math.sqrt(d),
+                "median err corrected": float(np.median(ec)),
+                "se median err corrected": median_se(ec, seed=d),
+                "median err printed": float(np.median(ep)),
+                "triangle excess": float(np.max(np.abs(ep - 1.5) - 2.5 * ec)),
+                "median norm": float(np.median(nrm)),
+                "se median norm": median_se(nrm, seed=d),
+                "max |a1| sqrt(m) / bound": float(
+                    np.abs(g["a"]).max() * math.sqrt(m) / (2 * KAPPA2_ONE * np.abs(t.a).sum())
+                ),
+                "|alpha1| + ||beta1||": abs(net1.alpha) + float(np.linalg.norm(net1.beta)),
+            }
+        )
     return rows
 
 
@@ -127,12 +139,12 @@ def default_m_star(kind: str, r: int) -> int:
     return {"random": r + 1, "degenerate": r * (r + 1) // 2, "prototype": 3}[kind]
 
 
-def teachers(kind: str, d: int, r: int, m_star: int, repeats: int, seed: int,
-             purpose: str) -> list:
+def teachers(kind: str, d: int, r: int, m_star: int, repeats: int, seed: int, purpose: str) -> list:
     """``repeats`` independent teachers ``tmod.make(kind, d, r, m_star, .)``, their seeds
     derived from ``(seed, purpose, r, s)``."""
-    return [tmod.make(kind, d, r, m_star, seeds.derive(seed, purpose, r, s))
-            for s in range(repeats)]
+    return [
+        tmod.make(kind, d, r, m_star, seeds.derive(seed, purpose, r, s)) for s in range(repeats)
+    ]
 
 
 def coverage_sweep(ms, teacher_list, seed: int) -> dict:
@@ -145,8 +157,7 @@ def coverage_sweep(ms, teacher_list, seed: int) -> dict:
     for s, t in enumerate(teacher_list):
         r = t.info["r"]
         for i, m in enumerate(ms):
-            net0 = alg.symmetric_init(t.d, m + m % 2,
-                                      seeds.derive(seed, "coverage-init", r, s, m))
+            net0 = alg.symmetric_init(t.d, m + m % 2, seeds.derive(seed, "coverage-init", r, s, m))
             W1 = alg.stage1(net0, t).W
             cov_in[i, s] = coverage(t, W1, True)
             cov_full[i, s] = coverage(t, W1, False)
@@ -161,8 +172,10 @@ def slope_estimate(ms, cov: np.ndarray, seed: int) -> fits.Estimate:
 
 # --- Stage 2 -------------------------------------------------------------------------------------
 
-def subgradient_trace(a0, G, b, c, weights, lam: float, steps: int, a_ref, v_ref: float,
-                      eta: float | None = None) -> dict:
+
+def subgradient_trace(
+    a0, G, b, c, weights, lam: float, steps: int, a_ref, v_ref: float, eta: float | None = None
+) -> dict:
     """The paper's subgradient method (Appendix D) for ``steps`` steps from ``a0`` with the
     quantities of the guarantee in the proof of Lemma 4 (convexity only): for every ``T``,
     ``min_{t<T} gap_t <= (||a0 - a_ref||^2 + eta^2 sum_{t<T} ||g_t||^2) / (2 eta T)`` where
@@ -181,7 +194,7 @@ def subgradient_trace(a0, G, b, c, weights, lam: float, steps: int, a_ref, v_ref
     values = np.asarray(values)
     best_gap = np.minimum.accumulate(values) - v_ref
     T = np.arange(1, steps + 1)
-    bound = (np.sum((np.asarray(a0) - a_ref) ** 2) + eta ** 2 * np.cumsum(sq)) / (2 * eta * T)
+    bound = (np.sum((np.asarray(a0) - a_ref) ** 2) + eta**2 * np.cumsum(sq)) / (2 * eta * T)
     return {"values": values, "best_gap": best_gap, "bound": bound, "T": T, "eta": eta}
 
 
@@ -222,8 +235,14 @@ def lambda_sweep(net1: pop.Net, teacher: tmod.Teacher, lams) -> list[dict]:
     rows = []
     for lam in lams:
         net2, info = alg.stage2(net1, teacher, lam)
-        rows.append({"lambda": lam, "L after Stage 2": pop.loss(net2, teacher),
-                     "kept": count_kept(info["a"], net1.W, teacher), "objective": info["value"]})
+        rows.append(
+            {
+                "lambda": lam,
+                "L after Stage 2": pop.loss(net2, teacher),
+                "kept": count_kept(info["a"], net1.W, teacher),
+                "objective": info["value"],
+            }
+        )
     return rows
 
 
@@ -233,8 +252,12 @@ def population_zero_threshold(teacher: tmod.Teacher, grid: int) -> float:
     condition as :func:`zero_threshold`, over every direction), the supremum taken over a grid
     of ``S_*`` and the teacher directions (off ``S_*`` every ``|w . w*_j|`` only shrinks)."""
     B = teacher.info["basis"]
-    U = np.concatenate([teacher.W / np.linalg.norm(teacher.W, axis=1, keepdims=True),
-                        feat.sphere_grid(B.shape[1], grid) @ B.T])
+    U = np.concatenate(
+        [
+            teacher.W / np.linalg.norm(teacher.W, axis=1, keepdims=True),
+            feat.sphere_grid(B.shape[1], grid) @ B.T,
+        ]
+    )
     cs = teacher.a * np.linalg.norm(teacher.W, axis=1)
     Us = teacher.W / np.linalg.norm(teacher.W, axis=1, keepdims=True)
     return float(2 * np.max(np.abs(kappa2(U @ Us.T) @ cs)))
@@ -269,5 +292,6 @@ def zeta_eps0_slope(sweep: dict, seed: int) -> fits.Estimate:
     pooled over every run of :func:`eps0_sweep`, with its bootstrap spread over the teachers
     (the columns). Raises ``ValueError`` if some ``zeta <= 0`` (the grid estimate of the
     minimum is then too coarse to give a gap)."""
-    return fits.bootstrap(lambda E, Z: fits.loglog_slope(E, Z), [sweep["eps0"], sweep["zeta"]],
-                          seed=seed)
+    return fits.bootstrap(
+        lambda E, Z: fits.loglog_slope(E, Z), [sweep["eps0"], sweep["zeta"]], seed=seed
+    )

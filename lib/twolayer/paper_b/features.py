@@ -11,6 +11,7 @@ Used by the chapters ``paper_b/stage2``, ``paper_b/stage3``, ``paper_b/certifica
 refined near its atoms), :func:`signed_mass_near` and :func:`half_mass_radius` (Lemma 10),
 :func:`residual_terms` (eq. (8)), :func:`split_pair_loss` (Lemma F.6's tightness).
 """
+
 from __future__ import annotations
 
 import math
@@ -47,7 +48,7 @@ def mass(net: Net) -> np.ndarray:
 def far_mass(net: Net, teacher: Teacher) -> float:
     """Lemma 8 (i): ``sum_i sum_{j in T_i} |a_j| ||w_j|| delta_j^2``."""
     _, delta = partition(net, teacher)
-    return float(mass(net) @ delta ** 2)
+    return float(mass(net) @ delta**2)
 
 
 def nearest_angle_per_teacher(net: Net, teacher: Teacher, min_mass: float = 0.0) -> np.ndarray:
@@ -93,8 +94,8 @@ def sphere_grid(r: int, count: int) -> np.ndarray:
         return np.stack([np.cos(th), np.sin(th)], 1)
     if r == 3:
         i = np.arange(count) + 0.5
-        z = i / count                          # upper half sphere
-        phi = np.pi * (1 + 5 ** 0.5) * i
+        z = i / count  # upper half sphere
+        phi = np.pi * (1 + 5**0.5) * i
         rho = np.sqrt(1 - z * z)
         return np.stack([rho * np.cos(phi), rho * np.sin(phi), z], 1)
     raise ValueError("sphere_grid supports r <= 3")
@@ -150,6 +151,7 @@ def balanced_objective(net: Net, teacher: Teacher, lam: float) -> float:
 
 
 # --- the optimum over measures, estimated without the network ----------------------------------
+
 
 def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: float = 1e-11):
     """Exact minimiser of ``a^T G a - 2 b^T a + lam sum_j weights_j |a_j|`` (``G`` positive
@@ -228,8 +230,11 @@ def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: fl
         raise RuntimeError(f"lasso_active_set: no convergence in {max_iter} steps")
     on, off = violation(a)
     nz = np.flatnonzero(a)
-    return a, {"kkt": max(on, off) / float(thr.max()), "iterations": it,
-               "objective": objective(a[nz], nz)}
+    return a, {
+        "kkt": max(on, off) / float(thr.max()),
+        "iterations": it,
+        "objective": objective(a[nz], nz),
+    }
 
 
 def grid_spacing(r: int, count: int) -> float:
@@ -295,8 +300,13 @@ class MeasureOptimum:
         return float(np.abs(self.c).sum())
 
 
-def min_measure(teacher: Teacher, lam: float, grid: int = 360, levels: int | None = None,
-                factor: int | None = None) -> MeasureOptimum:
+def min_measure(
+    teacher: Teacher,
+    lam: float,
+    grid: int = 360,
+    levels: int | None = None,
+    factor: int | None = None,
+) -> MeasureOptimum:
     """Estimate ``mu_lambda^* = argmin_mu L(mu) + lam |mu|_1`` (eq. (5)) without any network:
     the weighted Lasso (:func:`lasso_active_set`, exact) over ``grid`` directions of ``S_*``
     plus the teacher directions, then ``levels`` times (default 2 for ``r = 2``, 4 for
@@ -368,6 +378,7 @@ def _dedupe(U: np.ndarray, tol: float = 1e-13) -> np.ndarray:
 
 # --- Lemma 10 and Theorem 2: mass near each teacher ---------------------------------------------
 
+
 def signed_mass_near(net: Net, teacher: Teacher, delta) -> np.ndarray:
     """Lemma 10: ``sign(a*_i) mu(T_i(delta))`` for every teacher ``i``, the signed mass
     ``sum_j a_j ||w_j||`` of the neurons of ``T_i`` within angle ``delta`` (scalar or one per
@@ -404,10 +415,11 @@ def worst_neuron_misalignment(net: Net, teacher: Teacher) -> float:
     mass. Theorem 2's "every neuron aligns (delta_j -> 0) or vanishes (mass -> 0)" is that
     this goes to 0; Lemma 8 (i) gives it the rate O(zeta/lambda + lambda)."""
     _, dl = partition(net, teacher)
-    return float(np.max(mass(net) * dl ** 2))
+    return float(np.max(mass(net) * dl**2))
 
 
 # --- eq. (8): the residual decomposition --------------------------------------------------------
+
 
 def residual_terms(net: Net, teacher: Teacher, X: np.ndarray, printed: bool = False):
     """``(R, R1, R2, R3)`` of eq. (8) at the rows of ``X`` for the measure of ``net`` (after the
@@ -424,7 +436,7 @@ def residual_terms(net: Net, teacher: Teacher, X: np.ndarray, printed: bool = Fa
     ns = np.linalg.norm(teacher.W, axis=1)
     s = np.sign(np.sum(net.W * Us[owner], 1))
     s[s == 0] = 1.0
-    W = net.W * s[:, None]                          # Assumption F.1: w_j.w*_i >= 0
+    W = net.W * s[:, None]  # Assumption F.1: w_j.w*_i >= 0
     n = np.linalg.norm(W, axis=1)
     U = W / np.maximum(n, 1e-300)[:, None]
     f_mu = relu_ge2(X @ U.T) @ (net.a * n)
@@ -441,6 +453,7 @@ def residual_terms(net: Net, teacher: Teacher, X: np.ndarray, printed: bool = Fa
 
 
 # --- Lemma F.6's tightness: a split pair of neurons ---------------------------------------------
+
 
 def split_pair_loss(teacher: Teacher, i: int, deltas, pair: bool = True) -> np.ndarray:
     """``L(mu)`` when teacher atom ``i`` of ``mu* = sum a*_j delta_{w*_j}`` is replaced by two
@@ -466,6 +479,6 @@ def split_pair_loss(teacher: Teacher, i: int, deltas, pair: bool = True) -> np.n
         G = kappa2(cos_vv)
         b = target * kappa2(cos_vu)
         c = np.linalg.lstsq(G, b, rcond=None)[0]
-        y2 = target ** 2 * float(kappa2(1.0))
+        y2 = target**2 * float(kappa2(1.0))
         out.append(max(float(c @ G @ c - 2 * b @ c + y2), 0.0))
     return np.array(out)

@@ -7,6 +7,7 @@ repetitions (the last axis of every array, with one shared index) and recomputes
 Used in {ref}`chapter-paperb-stage1`, {ref}`chapter-paperb-stage2` and
 {ref}`chapter-paperb-samples`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,5 +64,10 @@ def bootstrap(stat, arrays, n_boot: int = 400, seed: int = 0) -> Estimate:
     out = out[np.isfinite(out)]
     if out.size < n_boot // 2:
         return Estimate(value, float("inf"), -float("inf"), float("inf"), reps)
-    return Estimate(value, float(out.std(ddof=1)), float(np.percentile(out, 2.5)),
-                    float(np.percentile(out, 97.5)), reps)
+    return Estimate(
+        value,
+        float(out.std(ddof=1)),
+        float(np.percentile(out, 2.5)),
+        float(np.percentile(out, 97.5)),
+        reps,
+    )

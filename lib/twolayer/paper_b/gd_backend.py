@@ -12,6 +12,7 @@ one transfer at the end. :func:`stage1_batched` is Stage 1 (one gradient step) a
 Chapters that use it: none yet (``notebooks/paper_b/stage3.md`` can switch to it; at the
 paper profile, m = 400 and d = 50 for 510 000 steps, it is what makes a GPU worth it).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -62,8 +63,13 @@ def _as(x: np.ndarray, like):
     return xp.asarray(x, dtype=like.dtype, device=array_api_compat.device(like))
 
 
-def stage1_batched(nets0: Sequence[Net], teachers: Teacher | Sequence[Teacher], eta0: float = 1.0,
-                   lam0: float = 1.0, like=None) -> list[Net]:
+def stage1_batched(
+    nets0: Sequence[Net],
+    teachers: Teacher | Sequence[Teacher],
+    eta0: float = 1.0,
+    lam0: float = 1.0,
+    like=None,
+) -> list[Net]:
     """:func:`twolayer.paper_b.algorithm1.stage1` for ``B`` initializations at once:
     ``theta^(1) = theta^(0) - eta_0 grad L_{lambda_0}(theta^(0))``."""
     nets0 = list(nets0)
@@ -84,20 +90,25 @@ def _run_epochs(state, ta, eta_x, lams, epoch_steps, record_every: int):
     def copy():
         return tuple(xp.asarray(x, copy=True) for x in (a, W, alpha, beta))
 
-    rec_meta: list[tuple[int, int]] = []   # (epoch, step) of each record
-    rec_vals: list = []                    # (L, L_lambda, ||grad||^2) per record, on the device
+    rec_meta: list[tuple[int, int]] = []  # (epoch, step) of each record
+    rec_vals: list = []  # (L, L_lambda, ||grad||^2) per record, on the device
     starts, ends = [], []
     total = 0
     for k, (lam_x, n_steps) in enumerate(zip(lams, epoch_steps)):
         starts.append(copy())
         for t in range(n_steps):
             record = t % record_every == 0
-            L, (ga, gW, galpha, gbeta) = loss_and_grad_batched(a, W, alpha, beta, ta, lam_x,
-                                                               want_loss=record)
+            L, (ga, gW, galpha, gbeta) = loss_and_grad_batched(
+                a, W, alpha, beta, ta, lam_x, want_loss=record
+            )
             if record:
                 reg = L + 0.5 * lam_x * (xp.sum(a * a, axis=-1) + xp.sum(W * W, axis=(-2, -1)))
-                gn2 = xp.sum(ga * ga, axis=-1) + xp.sum(gW * gW, axis=(-2, -1)) + galpha * galpha \
+                gn2 = (
+                    xp.sum(ga * ga, axis=-1)
+                    + xp.sum(gW * gW, axis=(-2, -1))
+                    + galpha * galpha
                     + xp.sum(gbeta * gbeta, axis=-1)
+                )
                 rec_meta.append((k, total))
                 rec_vals.append(xp.stack([L, reg, gn2]))
             a -= eta_x[:, None] * ga
@@ -109,9 +120,17 @@ def _run_epochs(state, ta, eta_x, lams, epoch_steps, record_every: int):
     return rec_meta, rec_vals, starts, ends
 
 
-def stage3_batched(nets: Sequence[Net], teachers: Teacher | Sequence[Teacher], lam0, epochs: int,
-                   steps: int, eta, record_every: int = 50, grow: float = 1.0,
-                   like=None) -> list[tuple[Net, Trajectory]]:
+def stage3_batched(
+    nets: Sequence[Net],
+    teachers: Teacher | Sequence[Teacher],
+    lam0,
+    epochs: int,
+    steps: int,
+    eta,
+    record_every: int = 50,
+    grow: float = 1.0,
+    like=None,
+) -> list[tuple[Net, Trajectory]]:
     """:func:`twolayer.paper_b.algorithm1.stage3` for ``B`` configurations at once.
 
     ``nets``: the ``B`` starting networks (after Stage 2; different widths are padded with
@@ -125,17 +144,24 @@ def stage3_batched(nets: Sequence[Net], teachers: Teacher | Sequence[Teacher], l
     if B == 0:
         return []
     for name, v in (("epochs", epochs), ("steps", steps), ("record_every", record_every)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (1 if name == "record_every" else 0):
-            raise ValueError(f"{name} must be a {'positive' if name == 'record_every' else 'non-negative'} "
-                             f"integer, got {v!r}")
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, np.integer))
+            or v < (1 if name == "record_every" else 0)
+        ):
+            raise ValueError(
+                f"{name} must be a {'positive' if name == 'record_every' else 'non-negative'} "
+                f"integer, got {v!r}"
+            )
     lam0s = _per_config(lam0, B, "lam0")
     etas = _per_config(eta, B, "eta")
     batch = NetBatch.from_nets(nets, like)
     ta = teacher_arrays(teachers, like=batch.W, batch=B, d=batch.W.shape[-1])
-    lams = [_as(lam0s / 2 ** k, like) for k in range(epochs)]
-    epoch_steps = [round(steps * grow ** k) for k in range(epochs)]
-    rec_meta, rec_vals, starts, ends = _run_epochs(batch.arrays(), ta, _as(etas, like), lams,
-                                                   epoch_steps, record_every)
+    lams = [_as(lam0s / 2**k, like) for k in range(epochs)]
+    epoch_steps = [round(steps * grow**k) for k in range(epochs)]
+    rec_meta, rec_vals, starts, ends = _run_epochs(
+        batch.arrays(), ta, _as(etas, like), lams, epoch_steps, record_every
+    )
     xp = _namespace(batch.W)
     vals = to_numpy(xp.stack(rec_vals)) if rec_vals else np.zeros((0, 3, B))
 
@@ -149,13 +175,13 @@ def stage3_batched(nets: Sequence[Net], teachers: Teacher | Sequence[Teacher], l
         tr = Trajectory()
         for r, (k, step) in enumerate(rec_meta):
             tr.epoch.append(k)
-            tr.lam.append(float(lam0s[b] / 2 ** k))
+            tr.lam.append(float(lam0s[b] / 2**k))
             tr.step.append(step)
             tr.loss.append(float(vals[r, 0, b]))
             tr.reg_loss.append(float(vals[r, 1, b]))
             tr.grad_norm2.append(float(vals[r, 2, b]))
         for k in range(epochs):
-            tr.starts.append((float(lam0s[b] / 2 ** k), starts_n[k][b]))
-            tr.snapshots.append((float(lam0s[b] / 2 ** k), ends_n[k][b]))
+            tr.starts.append((float(lam0s[b] / 2**k), starts_n[k][b]))
+            tr.snapshots.append((float(lam0s[b] / 2**k), ends_n[k][b]))
         out.append((ends_n[-1][b] if epochs else nets[b].copy(), tr))
     return out

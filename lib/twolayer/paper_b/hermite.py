@@ -24,6 +24,7 @@ Normalised probabilists' Hermite polynomials ``h_k = He_k / sqrt(k!)`` are ortho
 
 Used in {ref}`chapter-paperb-hermite`.
 """
+
 from __future__ import annotations
 
 import math
@@ -61,8 +62,13 @@ def relu_coefficient(k: int) -> float:
         return 0.5
     if k % 2:
         return 0.0
-    logv = (math.lgamma(k - 1) - 0.5 * math.lgamma(k + 1) - (k / 2 - 1) * math.log(2)
-            - math.lgamma(k / 2) - 0.5 * math.log(2 * math.pi))
+    logv = (
+        math.lgamma(k - 1)
+        - 0.5 * math.lgamma(k + 1)
+        - (k / 2 - 1) * math.log(2)
+        - math.lgamma(k / 2)
+        - 0.5 * math.log(2 * math.pi)
+    )
     return (-1) ** (k // 2 - 1) * math.exp(logv)
 
 
@@ -92,8 +98,8 @@ def relu_coefficients_quadrature(k_max: int) -> np.ndarray:
     """ReLU coefficients ``E[relu(x) h_k(x)]``, ``k <= k_max``, by the exact half-line rules
     described in the module docstring (``k_max // 2 + 2`` nodes suffice)."""
     n = k_max // 2 + 2
-    u, w = roots_laguerre(n)                 # int_0^inf p(u) e^{-u} du, exact to degree 2n-1
-    ug, wg = roots_genlaguerre(n, 0.5)       # int_0^inf sqrt(u) p(u) e^{-u} du
+    u, w = roots_laguerre(n)  # int_0^inf p(u) e^{-u} du, exact to degree 2n-1
+    ug, wg = roots_genlaguerre(n, 0.5)  # int_0^inf sqrt(u) p(u) e^{-u} du
     out = np.empty(k_max + 1)
     He = hermite_normalized(k_max, np.sqrt(2 * u))
     # h_k(x) / x, a polynomial in u for odd k
@@ -106,8 +112,9 @@ def relu_coefficients_quadrature(k_max: int) -> np.ndarray:
     return out / math.sqrt(2 * math.pi)
 
 
-def piecewise_linear_coefficients(k_max: int, slope_pos: float = 1.0,
-                                  slope_neg: float = 0.0) -> np.ndarray:
+def piecewise_linear_coefficients(
+    k_max: int, slope_pos: float = 1.0, slope_neg: float = 0.0
+) -> np.ndarray:
     """``E[f(x) h_k(x)]``, ``k <= k_max``, for ``f(x) = slope_pos x`` on ``x > 0`` and
     ``slope_neg x`` on ``x < 0`` (ReLU: ``(1, 0)``; ``|x|``: ``(1, -1)``), each half line by the
     exact rules of :func:`relu_coefficients_quadrature`; on ``x < 0`` the polynomials are
@@ -146,6 +153,7 @@ def correlated_moments(k_max: int, rho: float, nodes: int | None = None) -> np.n
 
 # --- Appendix I's technical lemmas ---------------------------------------------------------
 
+
 def lemma_i1_max(k: int, p: int = 1, grid: int = 20_001) -> float:
     """``max_theta |cos^k(theta) sin^p(theta)|`` on a fine grid of ``[0, pi/2]`` refined by a
     bounded scalar search (Lemma I.1 has ``p = 1, 2, 3``)."""
@@ -155,8 +163,12 @@ def lemma_i1_max(k: int, p: int = 1, grid: int = 20_001) -> float:
     f = np.cos(th) ** k * np.sin(th) ** p
     i = int(np.argmax(f))
     lo, hi = th[max(i - 1, 0)], th[min(i + 1, grid - 1)]
-    res = minimize_scalar(lambda t: -(math.cos(t) ** k * math.sin(t) ** p), bounds=(lo, hi),
-                          method="bounded", options={"xatol": 1e-14})
+    res = minimize_scalar(
+        lambda t: -(math.cos(t) ** k * math.sin(t) ** p),
+        bounds=(lo, hi),
+        method="bounded",
+        options={"xatol": 1e-14},
+    )
     return float(max(f[i], -res.fun))
 
 
@@ -178,8 +190,12 @@ def lemma_i2_max(beta: float) -> float:
         k = math.exp(logk)
         return -(0.5 * logk - 0.5 * k * lb)
 
-    res = minimize_scalar(neg_log_f, bounds=(math.log(k0) - 5, math.log(k0) + 5),
-                          method="bounded", options={"xatol": 1e-12})
+    res = minimize_scalar(
+        neg_log_f,
+        bounds=(math.log(k0) - 5, math.log(k0) + 5),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
     return math.exp(-res.fun)
 
 
@@ -225,15 +241,20 @@ def claim_b1_terms(net: pop.Net, teacher: Teacher) -> dict:
     const = float(net.a @ (n - 1.0)) * kernels.INV_SQRT_2PI
     lin = (net.alpha - pop.alpha_hat(net)) ** 2 + float(np.sum((net.beta - pop.beta_hat(net)) ** 2))
     ge2 = pop.loss_ge2(net, teacher)
-    return {"alpha_term": (net.alpha - pop.alpha_hat(net)) ** 2,
-            "beta_term": float(np.sum((net.beta - pop.beta_hat(net)) ** 2)),
-            "ge2_corrected": ge2, "ge2_literal": ge2 + const ** 2,
-            "sum_corrected": lin + ge2, "sum_literal": lin + ge2 + const ** 2,
-            "literal_offset": const}
+    return {
+        "alpha_term": (net.alpha - pop.alpha_hat(net)) ** 2,
+        "beta_term": float(np.sum((net.beta - pop.beta_hat(net)) ** 2)),
+        "ge2_corrected": ge2,
+        "ge2_literal": ge2 + const**2,
+        "sum_corrected": lin + ge2,
+        "sum_literal": lin + ge2 + const**2,
+        "literal_offset": const,
+    }
 
 
-def mc_ge2(net: pop.Net, teacher: Teacher, n: int, seed: int, literal: bool = False,
-           batch: int = 200_000):
+def mc_ge2(
+    net: pop.Net, teacher: Teacher, n: int, seed: int, literal: bool = False, batch: int = 200_000
+):
     """Monte Carlo ``E[(f_{>=2} - f~_*)^2]`` (mean, standard error) for either reading, in
     batches of ``batch`` inputs (the same draws as one batch of ``n``)."""
     rng = np.random.default_rng(seed)
@@ -255,8 +276,7 @@ def mc_ge2(net: pop.Net, teacher: Teacher, n: int, seed: int, literal: bool = Fa
     return mean, math.sqrt(max(s2 / n - mean * mean, 0.0) / n)
 
 
-def mc_second_order(teacher: Teacher, V: np.ndarray, n: int, seed: int,
-                    batch: int = 200_000):
+def mc_second_order(teacher: Teacher, V: np.ndarray, n: int, seed: int, batch: int = 200_000):
     """Monte Carlo ``E[f_*(x) h_2(v.x)]`` for every unit row ``v`` of ``V`` (means and standard
     errors), in batches; the paragraph after Assumption 3 says it is ``sigma_2 v^T H v``."""
     rng = np.random.default_rng(seed)

@@ -5,6 +5,7 @@ For unit ``u, v`` with ``t = u.v`` and ``x ~ N(0, I_d)``:
 ``E[relu(u.x) relu_{>=2}(v.x)] = kappa2(t) = sum_{k>=2} sigma_k^2 t^k``. Used by
 :mod:`twolayer.paper_b.population` (the closed-form loss) and :mod:`twolayer.paper_b.teacher`.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,6 +16,7 @@ INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 # --- kernels -----------------------------------------------------------------------------
+
 
 def _clip(t):
     return np.clip(t, -1.0, 1.0)

@@ -9,6 +9,7 @@ minimum, the gaps here are lower estimates of ``zeta``, accurate to the optimum'
 
 Used by the chapter ``paper_b/stage3`` (and ``paper_b/certificates`` for its short run).
 """
+
 from __future__ import annotations
 
 import math
@@ -47,8 +48,11 @@ def lemma6_window(zeta, lam, resolution=0.0, c_lo: float = 1.0, c_hi: float = 1.
     constants ``c_lo`` and ``c_hi`` (1: the book's reading), at the points where ``zeta`` is
     resolved (at least 10 times the optimum's ``resolution``): a boolean mask."""
     zeta, lam = np.asarray(zeta, dtype=float), np.asarray(lam, dtype=float)
-    return ((zeta >= c_lo * lam ** 2) & (zeta <= c_hi * lam ** 1.8)
-            & (zeta >= 10 * np.asarray(resolution, dtype=float)))
+    return (
+        (zeta >= c_lo * lam**2)
+        & (zeta <= c_hi * lam**1.8)
+        & (zeta >= 10 * np.asarray(resolution, dtype=float))
+    )
 
 
 def resolution_along(traj: Trajectory, opts: list) -> np.ndarray:
@@ -70,8 +74,13 @@ def loglog_fit(x, y) -> tuple[float, float]:
     return float(coef[0]), float(math.sqrt(cov[0, 0]))
 
 
-def epoch_table(traj: Trajectory, teacher: Teacher, opts: list, p_norm: float | None = None,
-                rho: float | None = None) -> list[dict]:
+def epoch_table(
+    traj: Trajectory,
+    teacher: Teacher,
+    opts: list,
+    p_norm: float | None = None,
+    rho: float | None = None,
+) -> list[dict]:
     """One row per epoch (its end unless said): ``lambda``, ``L``, ``L / lambda^2``, the gaps
     at the start and the end, the visible threshold and neurons, the largest angle of a
     visible neuron, the vanished (invisible) mass, Lemma 8's far-away mass (and F.5's bound
@@ -91,23 +100,33 @@ def epoch_table(traj: Trajectory, teacher: Teacher, opts: list, p_norm: float | 
         z_end = pop.regularized_loss(end, teacher, lam) - opt.value
         V = feat.average_neurons(end, teacher)
         row = {
-            "epoch": k, "lambda": lam, "L": L, "L / lambda^2": L / lam ** 2,
+            "epoch": k,
+            "lambda": lam,
+            "L": L,
+            "L / lambda^2": L / lam**2,
             "zeta start": pop.regularized_loss(start, teacher, lam) - opt.value,
-            "zeta end": z_end, "optimum resolution": opt.resolution,
-            "visible threshold": thr, "visible neurons": int(vis.sum()),
+            "zeta end": z_end,
+            "optimum resolution": opt.resolution,
+            "visible threshold": thr,
+            "visible neurons": int(vis.sum()),
             "max angle visible": float(dl[vis].max()) if vis.any() else 0.0,
             "vanished mass": float(m[~vis].sum()),
-            "far mass": float(m @ dl ** 2),
-            "max mass delta^2": float(np.max(m * dl ** 2)),
+            "far mass": float(m @ dl**2),
+            "max mass delta^2": float(np.max(m * dl**2)),
             "nearest angle": float(feat.nearest_angle_per_teacher(end, teacher, thr).max()),
-            "avg neuron error": float(np.linalg.norm(V - teacher.a[:, None] * teacher.W, axis=1).max()),
+            "avg neuron error": float(
+                np.linalg.norm(V - teacher.a[:, None] * teacher.W, axis=1).max()
+            ),
             "avg neuron error (printed)": float(np.linalg.norm(V - teacher.W, axis=1).max()),
-            "optimum mass": opt.mass(), "optimum loss": opt.loss(teacher),
-            "optimum displacement": float(np.arccos(np.clip(np.abs(opt.U @ Us.T), 0, 1)).min(1).max()),
+            "optimum mass": opt.mass(),
+            "optimum loss": opt.loss(teacher),
+            "optimum displacement": float(
+                np.arccos(np.clip(np.abs(opt.U @ Us.T), 0, 1)).min(1).max()
+            ),
         }
         if p_norm is not None and rho is not None:
-            row["F.5 bound"] = (max(z_end, 0.0) / lam + 2 * lam * p_norm ** 2) / rho
-            row["F.4 bound"] = 5 * lam ** 2 * p_norm ** 2 + 4 * max(z_end, 0.0)
+            row["F.5 bound"] = (max(z_end, 0.0) / lam + 2 * lam * p_norm**2) / rho
+            row["F.4 bound"] = 5 * lam**2 * p_norm**2 + 4 * max(z_end, 0.0)
         rows.append(row)
     return rows
 

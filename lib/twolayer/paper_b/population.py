@@ -27,6 +27,7 @@ torch is never imported unless a torch tensor is passed in. Each evaluation comp
 ``arccos`` and ``sqrt(1 - t^2)`` once per pair of neurons and reads the loss off the same
 contractions as the gradient.
 """
+
 from __future__ import annotations
 
 import functools
@@ -56,6 +57,7 @@ def _namespace(*arrays):
 
 # --- student -------------------------------------------------------------------------------
 
+
 @dataclass
 class Net:
     """Student parameters ``theta = (a, W, alpha, beta)`` (rows of ``W`` are the ``w_i``)."""
@@ -69,7 +71,11 @@ class Net:
         self.a = np.asarray(self.a, dtype=np.float64)
         self.W = np.atleast_2d(np.asarray(self.W, dtype=np.float64))
         self.alpha = float(self.alpha)
-        self.beta = np.zeros(self.W.shape[1]) if self.beta is None else np.asarray(self.beta, dtype=np.float64)
+        self.beta = (
+            np.zeros(self.W.shape[1])
+            if self.beta is None
+            else np.asarray(self.beta, dtype=np.float64)
+        )
 
     def copy(self) -> Net:
         return Net(self.a.copy(), self.W.copy(), self.alpha, self.beta.copy())
@@ -83,10 +89,11 @@ class Net:
     @staticmethod
     def unflat(v, m, d) -> Net:
         v = np.asarray(v, dtype=np.float64)
-        return Net(v[:m], v[m:m + m * d].reshape(m, d), v[m + m * d], v[m + m * d + 1:])
+        return Net(v[:m], v[m : m + m * d].reshape(m, d), v[m + m * d], v[m + m * d + 1 :])
 
 
 # --- batches of students and teachers, in any array namespace --------------------------------
+
 
 def _like(x: np.ndarray, like):
     """``x`` (NumPy) as an array of ``like``'s namespace, device and dtype (NumPy if None)."""
@@ -135,16 +142,24 @@ class NetBatch:
         for b, n in enumerate(nets):
             mb, db = n.W.shape
             a[b, :mb], W[b, :mb, :db], alpha[b], beta[b, :db] = n.a, n.W, n.alpha, n.beta
-        return NetBatch(_like(a, like), _like(W, like), _like(alpha, like), _like(beta, like),
-                        tuple(n.W.shape[0] for n in nets), tuple(n.W.shape[1] for n in nets))
+        return NetBatch(
+            _like(a, like),
+            _like(W, like),
+            _like(alpha, like),
+            _like(beta, like),
+            tuple(n.W.shape[0] for n in nets),
+            tuple(n.W.shape[1] for n in nets),
+        )
 
     def to_nets(self) -> list[Net]:
         """Back to NumPy :class:`Net` s, padding removed (one transfer per array)."""
         a, W, alpha, beta = (to_numpy(x) for x in (self.a, self.W, self.alpha, self.beta))
         widths = self.widths or (W.shape[1],) * W.shape[0]
         dims = self.dims or (W.shape[2],) * W.shape[0]
-        return [Net(a[b, :m].copy(), W[b, :m, :d].copy(), float(alpha[b]), beta[b, :d].copy())
-                for b, (m, d) in enumerate(zip(widths, dims))]
+        return [
+            Net(a[b, :m].copy(), W[b, :m, :d].copy(), float(alpha[b]), beta[b, :d].copy())
+            for b, (m, d) in enumerate(zip(widths, dims))
+        ]
 
     def arrays(self) -> tuple:
         return self.a, self.W, self.alpha, self.beta
@@ -160,8 +175,9 @@ class TeacherArrays:
     norm2: Any
 
 
-def teacher_arrays(teachers: Teacher | Sequence[Teacher], like=None, batch: int | None = None,
-                   d: int | None = None) -> TeacherArrays:
+def teacher_arrays(
+    teachers: Teacher | Sequence[Teacher], like=None, batch: int | None = None, d: int | None = None
+) -> TeacherArrays:
     """:class:`TeacherArrays` of one teacher (repeated ``batch`` times, default 1) or of one
     teacher per configuration, in ``like``'s namespace, device and dtype (NumPy if ``None``),
     padded to dimension ``d`` (default: the largest teacher's)."""
@@ -173,11 +189,12 @@ def teacher_arrays(teachers: Teacher | Sequence[Teacher], like=None, batch: int 
     U, c, norm2 = np.zeros((len(ts), k, d)), np.zeros((len(ts), k)), np.zeros(len(ts))
     for b, t in enumerate(ts):
         Ub, nb = _unit(t.W)
-        U[b, :t.m, :t.d], c[b, :t.m], norm2[b] = Ub, t.a * nb, t.target_norm2()
+        U[b, : t.m, : t.d], c[b, : t.m], norm2[b] = Ub, t.a * nb, t.target_norm2()
     return TeacherArrays(_like(U, like), _like(c, like), _like(norm2, like))
 
 
 # --- the loss and its gradient, batched, in any array namespace ------------------------------
+
 
 def _tiny(dtype) -> float:
     """Norms below this count as zero (``1e-300`` in float64 as before; float32's smallest
@@ -185,8 +202,17 @@ def _tiny(dtype) -> float:
     return 1e-300 if dtype == np.float64 or str(dtype).endswith("float64") else 1.17549435e-38
 
 
-def loss_and_grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0, *,
-                          want_grad: bool = True, want_loss: bool = True):
+def loss_and_grad_batched(
+    a,
+    W,
+    alpha,
+    beta,
+    teacher: TeacherArrays,
+    lam=0.0,
+    *,
+    want_grad: bool = True,
+    want_loss: bool = True,
+):
     """Square loss ``L`` ``(B,)`` and the gradient of ``L_lambda`` in ``(a, W, alpha, beta)``
     for ``B`` students at once: ``a (B, m)``, ``W (B, m, d)``, ``alpha (B,)``, ``beta (B, d)``
     (NumPy, or torch tensors on any device: the result follows them), ``lam`` a float or
@@ -203,8 +229,8 @@ def loss_and_grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0, *,
     xp = _namespace(a, W, alpha, beta, teacher.U)
     mT = xp.matrix_transpose
     tiny = _tiny(W.dtype)
-    n = xp.linalg.vector_norm(W, axis=-1)                          # (B, m)
-    U = W / xp.clip(n, tiny, None)[..., None]                      # unit rows (0 for w_i = 0)
+    n = xp.linalg.vector_norm(W, axis=-1)  # (B, m)
+    U = W / xp.clip(n, tiny, None)[..., None]  # unit rows (0 for w_i = 0)
     c = a * n
     tU, tc = teacher.U, teacher.c
     # student-student: T, S, P on (B, m, m); student-teacher on (B, m, k)
@@ -214,38 +240,51 @@ def loss_and_grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0, *,
     Ts = xp.clip(U @ mT(tU), -1.0, 1.0)
     Ss = xp.sqrt(1.0 - Ts * Ts)
     Ps = math.pi - xp.acos(Ts)
-    Sc = (S @ c[..., None])[..., 0]                                # (B, m)
+    Sc = (S @ c[..., None])[..., 0]  # (B, m)
     Ssc = (Ss @ tc[..., None])[..., 0]
-    csum_s = xp.sum(tc, axis=-1)[..., None]                        # (B, 1)
+    csum_s = xp.sum(tc, axis=-1)[..., None]  # (B, 1)
     # kappa2(Ts) cs = k(Ts) cs - sum(cs)/(2 pi) - (Ts cs)/4 (k small: elementwise on (B, m, k))
     K2s = (Ssc + ((Ps - 0.5 * math.pi) * Ts @ tc[..., None])[..., 0] - csum_s) / TWO_PI
     if want_grad:
-        PcU = P @ (c[..., None] * U)                               # (B, m, d)
-        Kc = (Sc + xp.sum(U * PcU, axis=-1)) / TWO_PI              # k(T) c
+        PcU = P @ (c[..., None] * U)  # (B, m, d)
+        Kc = (Sc + xp.sum(U * PcU, axis=-1)) / TWO_PI  # k(T) c
     else:
         Kc = (Sc + ((P * T) @ c[..., None])[..., 0]) / TWO_PI
-    aW = (a[..., None, :] @ W)[..., 0, :]                          # sum_i a_i w_i, (B, d)
+    aW = (a[..., None, :] @ W)[..., 0, :]  # sum_i a_i w_i, (B, d)
     csum = xp.sum(c, axis=-1)
     L = None
     if want_loss or not want_grad:
-        ff = xp.sum(c * Kc, axis=-1) + 2.0 * alpha * INV_SQRT_2PI * csum \
-            + xp.sum(beta * aW, axis=-1) + alpha * alpha + xp.sum(beta * beta, axis=-1)
+        ff = (
+            xp.sum(c * Kc, axis=-1)
+            + 2.0 * alpha * INV_SQRT_2PI * csum
+            + xp.sum(beta * aW, axis=-1)
+            + alpha * alpha
+            + xp.sum(beta * beta, axis=-1)
+        )
         fy = xp.sum(c * K2s, axis=-1)
         L = xp.clip(ff - 2.0 * fy + teacher.norm2, 0.0, None)
     if not want_grad:
         return L, None
     lam = _like_lam(lam, xp, W)
-    Wbeta = (W @ beta[..., None])[..., 0]                          # (B, m)
-    ga = 2.0 * n * (Kc - K2s) + 2.0 * INV_SQRT_2PI * alpha[..., None] * n + Wbeta + lam[..., None] * a
+    Wbeta = (W @ beta[..., None])[..., 0]  # (B, m)
+    ga = (
+        2.0 * n * (Kc - K2s)
+        + 2.0 * INV_SQRT_2PI * alpha[..., None] * n
+        + Wbeta
+        + lam[..., None] * a
+    )
     # d/dw_i: 2 a_i [sum_j c_j dk_ij + alpha/sqrt(2pi) wbar_i - sum_j cs_j dkappa2_ij] + a_i beta
-    own = (Sc - Ssc + csum_s) / TWO_PI + alpha[..., None] * INV_SQRT_2PI          # (B, m)
-    cU_s = (tc[..., None, :] @ tU)                                 # (B, 1, d)
-    PscU = Ps @ (tc[..., None] * tU)                               # (B, m, d)
-    cross = (PcU - PscU) / TWO_PI + 0.25 * cU_s                                  # (B, m, d)
-    gW = (2.0 * a)[..., None] * (own[..., None] * U + cross) + a[..., None] * beta[..., None, :] \
+    own = (Sc - Ssc + csum_s) / TWO_PI + alpha[..., None] * INV_SQRT_2PI  # (B, m)
+    cU_s = tc[..., None, :] @ tU  # (B, 1, d)
+    PscU = Ps @ (tc[..., None] * tU)  # (B, m, d)
+    cross = (PcU - PscU) / TWO_PI + 0.25 * cU_s  # (B, m, d)
+    gW = (
+        (2.0 * a)[..., None] * (own[..., None] * U + cross)
+        + a[..., None] * beta[..., None, :]
         + lam[..., None, None] * W
-    galpha = 2.0 * (alpha + INV_SQRT_2PI * csum)                   # 2 (alpha - alpha^)
-    gbeta = 2.0 * beta + aW                                        # 2 (beta - beta^)
+    )
+    galpha = 2.0 * (alpha + INV_SQRT_2PI * csum)  # 2 (alpha - alpha^)
+    gbeta = 2.0 * beta + aW  # 2 (beta - beta^)
     return L, (ga, gW, galpha, gbeta)
 
 
@@ -269,7 +308,9 @@ def grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0):
 def _teacher_cached(a: bytes, W: bytes, shape: tuple[int, int]) -> TeacherArrays:
     """One teacher's arrays (NumPy), keyed by its contents (a teacher changed in place is a
     new key): the per-network functions below do not recompute ``E[y~^2]`` at every call."""
-    t = Teacher(np.frombuffer(a, dtype=np.float64), np.frombuffer(W, dtype=np.float64).reshape(shape))
+    t = Teacher(
+        np.frombuffer(a, dtype=np.float64), np.frombuffer(W, dtype=np.float64).reshape(shape)
+    )
     return teacher_arrays(t)
 
 
@@ -278,11 +319,20 @@ def _one(net: Net, teacher: Teacher, lam: float, want_grad: bool, want_loss: boo
     if teacher.d != net.W.shape[1]:
         raise ValueError(f"the student has d = {net.W.shape[1]}, the teacher d = {teacher.d}")
     # views with a batch axis of 1, no copies
-    return loss_and_grad_batched(net.a[None], net.W[None], np.array([net.alpha]), net.beta[None],
-                                 ta, np.array([float(lam)]), want_grad=want_grad, want_loss=want_loss)
+    return loss_and_grad_batched(
+        net.a[None],
+        net.W[None],
+        np.array([net.alpha]),
+        net.beta[None],
+        ta,
+        np.array([float(lam)]),
+        want_grad=want_grad,
+        want_loss=want_loss,
+    )
 
 
 # --- one network (NumPy): the chapters' interface -------------------------------------------
+
 
 def alpha_hat(net: Net) -> float:
     """Claim B.1: ``alpha^ = -(1/sqrt(2 pi)) sum a_i ||w_i||`` (the best ``alpha``)."""
@@ -301,8 +351,9 @@ def loss_ge2(net: Net, teacher: Teacher) -> float:
     ``U`` with weights ``c = (a ||w||, -a* ||w*||)``.
     """
     U = np.concatenate([_unit(net.W)[0], _unit(teacher.W)[0]])
-    c = np.concatenate([net.a * np.linalg.norm(net.W, axis=1),
-                        -teacher.a * np.linalg.norm(teacher.W, axis=1)])
+    c = np.concatenate(
+        [net.a * np.linalg.norm(net.W, axis=1), -teacher.a * np.linalg.norm(teacher.W, axis=1)]
+    )
     return max(float(c @ kappa2(U @ U.T) @ c), 0.0)
 
 
@@ -313,7 +364,7 @@ def loss(net: Net, teacher: Teacher) -> float:
 
 def regularized_loss(net: Net, teacher: Teacher, lam: float) -> float:
     """``L_lambda = L + lambda/2 (||a||^2 + ||W||_F^2)`` (eq. (2))."""
-    return loss(net, teacher) + 0.5 * lam * (net.a @ net.a + np.sum(net.W ** 2))
+    return loss(net, teacher) + 0.5 * lam * (net.a @ net.a + np.sum(net.W**2))
 
 
 def grad(net: Net, teacher: Teacher, lam: float = 0.0) -> Net:
@@ -331,10 +382,11 @@ def loss_and_grad(net: Net, teacher: Teacher, lam: float = 0.0) -> tuple[float, 
 
 
 def grad_norm2(g: Net) -> float:
-    return float(g.a @ g.a + np.sum(g.W ** 2) + g.alpha ** 2 + g.beta @ g.beta)
+    return float(g.a @ g.a + np.sum(g.W**2) + g.alpha**2 + g.beta @ g.beta)
 
 
 # --- Monte Carlo references ----------------------------------------------------------------
+
 
 def mc_loss(net: Net, teacher: Teacher, n: int, seed: int, batch: int = 200_000):
     """Monte Carlo estimate of ``L`` and its standard error from ``n`` Gaussian inputs."""
@@ -346,8 +398,8 @@ def mc_loss(net: Net, teacher: Teacher, n: int, seed: int, batch: int = 200_000)
         X = rng.standard_normal((b, teacher.d))
         r2 = (net(X) - teacher.y_tilde(X)) ** 2
         s += r2.sum()
-        s2 += (r2 ** 2).sum()
+        s2 += (r2**2).sum()
         done += b
     mean = s / n
-    var = max(s2 / n - mean ** 2, 0.0)
+    var = max(s2 / n - mean**2, 0.0)
     return mean, math.sqrt(var / n)

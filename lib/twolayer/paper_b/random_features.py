@@ -9,6 +9,7 @@ is the squared distance of ``f~_*`` to the span of the features
 initialization (:func:`nested`), so the feature sets are nested and the best loss cannot
 increase with the width.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,7 @@ def nested(net: pop.Net, m: int) -> pop.Net:
     if m % 2 or m > len(net.a):
         raise ValueError("m must be even and at most the width of net")
     h, half = m // 2, len(net.a) // 2
-    idx = np.r_[0:h, half:half + h]
+    idx = np.r_[0:h, half : half + h]
     return pop.Net(net.a[idx], net.W[idx])
 
 
@@ -47,8 +48,13 @@ def frozen_sweep(teacher: Teacher, full0: pop.Net, ms) -> list[dict]:
     rows = []
     for m in ms:
         net1 = alg.stage1(nested(full0, m), teacher)
-        rows.append({"m": m, "frozen best L": frozen_best_loss(net1.W, teacher),
-                     "epsilon_0 (rad)": float(feat.angles(net1, teacher).min(0).max())})
+        rows.append(
+            {
+                "m": m,
+                "frozen best L": frozen_best_loss(net1.W, teacher),
+                "epsilon_0 (rad)": float(feat.angles(net1, teacher).min(0).max()),
+            }
+        )
     return rows
 
 

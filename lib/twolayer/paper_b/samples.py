@@ -18,6 +18,7 @@ and the empirical loss is ``L^(theta) = (1/n) sum_s (f(x_s; theta) - y~_s)^2``.
 The preprocessing uses the population ``alpha_*, beta_*`` (known in closed form for the
 teacher), an idealisation: on samples they would be estimated too.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -75,8 +76,9 @@ def gradient_error(net0: Net, teacher: Teacher, X, y) -> float:
     return float(np.linalg.norm(Gh - G) / np.linalg.norm(G))
 
 
-def per_sample_trace(net0: Net, teacher: Teacher, n: int, seed: int, batch: int = 20_000,
-                     return_se: bool = False):
+def per_sample_trace(
+    net0: Net, teacher: Teacher, n: int, seed: int, batch: int = 20_000, return_se: bool = False
+):
     """``tr Sigma = E||g(x)||^2 - ||E g||^2`` for one sample's first-layer gradient
     ``g(x) = 2 (f(x) - y~) a_i 1{w_i.x > 0} x`` (rows ``i``), by Monte Carlo on ``n`` fresh
     inputs (``||g(x)||^2 = 4 (f - y~)^2 ||x||^2 sum_i a_i^2 1{w_i.x > 0}``); with
@@ -88,8 +90,8 @@ def per_sample_trace(net0: Net, teacher: Teacher, n: int, seed: int, batch: int 
         k = min(batch, n - done)
         X = rng.standard_normal((k, teacher.d))
         res = net0(X) - teacher.y_tilde(X)
-        act = (X @ net0.W.T > 0) @ (net0.a ** 2)
-        v = 4 * res ** 2 * np.sum(X * X, 1) * act
+        act = (X @ net0.W.T > 0) @ (net0.a**2)
+        v = 4 * res**2 * np.sum(X * X, 1) * act
         s += float(np.sum(v))
         s2 += float(np.sum(v * v))
         done += k
@@ -109,8 +111,12 @@ def predicted_error(net0: Net, teacher: Teacher, n, trace: float) -> np.ndarray:
 def stage1(net0: Net, X, y, eta0: float = 1.0, lam0: float = 1.0) -> Net:
     """One step on the empirical ``L^_{lambda_0}``."""
     g = empirical_grad(net0, X, y, lam0)
-    return Net(net0.a - eta0 * g.a, net0.W - eta0 * g.W, net0.alpha - eta0 * g.alpha,
-               net0.beta - eta0 * g.beta)
+    return Net(
+        net0.a - eta0 * g.a,
+        net0.W - eta0 * g.W,
+        net0.alpha - eta0 * g.alpha,
+        net0.beta - eta0 * g.beta,
+    )
 
 
 def stage2(net1: Net, X, y, lam: float, solver: str = "CLARABEL") -> Net:
@@ -127,18 +133,19 @@ def stage2(net1: Net, X, y, lam: float, solver: str = "CLARABEL") -> Net:
     obj = cp.sum_squares(F @ v - y / math.sqrt(n)) + lam * cp.sum(cp.multiply(wn, cp.abs(v[:m])))
     cp.Problem(cp.Minimize(obj)).solve(solver=solver)
     v = np.asarray(v.value, dtype=np.float64)
-    return balance(Net(v[:m], net1.W.copy(), v[m], v[m + 1:]))
+    return balance(Net(v[:m], net1.W.copy(), v[m], v[m + 1 :]))
 
 
-def stage3(net: Net, X, y, lam0: float, epochs: int, steps: int, eta: float,
-           grow: float = 2.0) -> Net:
+def stage3(
+    net: Net, X, y, lam0: float, epochs: int, steps: int, eta: float, grow: float = 2.0
+) -> Net:
     """Epochs of full-batch gradient descent on the empirical ``L^_{lambda_k}``,
     ``lambda_k = lam0 / 2^k``, ``round(steps grow^k)`` steps in epoch ``k``."""
     net = net.copy()
     with one_blas_thread():
         for k in range(epochs):
-            lam = lam0 / 2 ** k
-            for _ in range(round(steps * grow ** k)):
+            lam = lam0 / 2**k
+            for _ in range(round(steps * grow**k)):
                 g = empirical_grad(net, X, y, lam)
                 net.a -= eta * g.a
                 net.W -= eta * g.W
@@ -148,6 +155,7 @@ def stage3(net: Net, X, y, lam0: float, epochs: int, steps: int, eta: float,
 
 
 # --- the studies of the chapter ------------------------------------------------------------------
+
 
 def gradient_study(ds, ratios, reps: int, m1: int, mc_n: int, seed: int) -> dict:
     """Appendix J's Stage 1 gradient on ``n = ratio d^2`` samples, for every ``d`` of ``ds``:
@@ -166,8 +174,9 @@ def gradient_study(ds, ratios, reps: int, m1: int, mc_n: int, seed: int) -> dict
             t = prototype(d, seeds.derive(seed, "teacher"))
             for k in range(reps):
                 net0 = symmetric_init(d, m1, seeds.derive(seed, "init", d, k))
-                trace, se = per_sample_trace(net0, t, mc_n, seeds.derive(seed, "trace", d, k),
-                                             return_se=True)
+                trace, se = per_sample_trace(
+                    net0, t, mc_n, seeds.derive(seed, "trace", d, k), return_se=True
+                )
                 trace_rel_se[i, k] = se / trace
                 for j, ratio in enumerate(ratios):
                     n = max(int(round(ratio * d * d)), 2)
@@ -175,8 +184,14 @@ def gradient_study(ds, ratios, reps: int, m1: int, mc_n: int, seed: int) -> dict
                     X, y = draw(t, n, seeds.derive(seed, "samples", d, k, j))
                     err[i, j, k] = gradient_error(net0, t, X, y)
                     law[i, j, k] = float(predicted_error(net0, t, n, trace))
-    return {"err": err, "law": law, "n": n_all, "trace_rel_se": trace_rel_se,
-            "ds": np.asarray(ds), "ratios": np.asarray(ratios, dtype=float)}
+    return {
+        "err": err,
+        "law": law,
+        "n": n_all,
+        "trace_rel_se": trace_rel_se,
+        "ds": np.asarray(ds),
+        "ratios": np.asarray(ratios, dtype=float),
+    }
 
 
 def d_exponent(study: dict, min_ratio: float = 1.0, seed: int = 0):
@@ -190,7 +205,7 @@ def d_exponent(study: dict, min_ratio: float = 1.0, seed: int = 0):
     scaled = study["err"][:, sel, :] * np.sqrt(study["n"][:, sel])[:, :, None]
 
     def stat(S):
-        return fits.loglog_slope(study["ds"], np.sqrt(np.mean(S ** 2, axis=(1, 2))))
+        return fits.loglog_slope(study["ds"], np.sqrt(np.mean(S**2, axis=(1, 2))))
 
     return fits.bootstrap(stat, [scaled], seed=seed)
 
@@ -202,8 +217,9 @@ def law_ratio(study: dict, min_ratio: float = 1.0) -> np.ndarray:
     return (study["err"][:, sel, :] / study["law"][:, sel, :]).ravel() ** 2
 
 
-def end_to_end(teacher: Teacher, net0: Net, ratios, lam0: float, epochs: int, steps: int,
-               eta: float, seed: int) -> list[dict]:
+def end_to_end(
+    teacher: Teacher, net0: Net, ratios, lam0: float, epochs: int, steps: int, eta: float, seed: int
+) -> list[dict]:
     """Algorithm 1 on ``n = ratio d^2`` samples for every ratio (Stage 1's step, Stage 2's
     Lasso over ``(a, alpha, beta)``, balancing, ``epochs`` epochs of full-batch gradient
     descent): per ratio the population and empirical losses, the coverage after the empirical
@@ -213,24 +229,33 @@ def end_to_end(teacher: Teacher, net0: Net, ratios, lam0: float, epochs: int, st
     kap = float(kappa2(1.0))
     rows = []
     for j, ratio in enumerate(ratios):
-        n = int(round(ratio * teacher.d ** 2))
+        n = int(round(ratio * teacher.d**2))
         X, y = draw(teacher, n, seeds.derive(seed, "end-to-end", teacher.d, j))
         net1 = stage1(net0, X, y)
         cover = float(feat.angles(net1, teacher).min(0).max())
         net = stage3(stage2(net1, X, y, lam0), X, y, lam0, epochs, steps, eta)
         L = pop.loss(net, teacher)
         thr = math.sqrt(L / kap)
-        rows.append({"d": teacher.d, "n / d^2": ratio, "n": n, "population loss": L,
-                     "empirical loss": empirical_loss(net, X, y),
-                     "stage 1 coverage": cover,
-                     "visible neurons": int(np.sum(feat.mass(net) > thr)),
-                     "worst nearest angle":
-                         float(feat.nearest_angle_per_teacher(net, teacher, thr).max())})
+        rows.append(
+            {
+                "d": teacher.d,
+                "n / d^2": ratio,
+                "n": n,
+                "population loss": L,
+                "empirical loss": empirical_loss(net, X, y),
+                "stage 1 coverage": cover,
+                "visible neurons": int(np.sum(feat.mass(net) > thr)),
+                "worst nearest angle": float(
+                    feat.nearest_angle_per_teacher(net, teacher, thr).max()
+                ),
+            }
+        )
     return rows
 
 
-def population_run(teacher: Teacher, net0: Net, lam0: float, epochs: int, steps: int,
-                   eta: float) -> dict:
+def population_run(
+    teacher: Teacher, net0: Net, lam0: float, epochs: int, steps: int, eta: float
+) -> dict:
     """The same schedule as :func:`end_to_end` on the exact population loss (Stages 1-3 of
     :mod:`~twolayer.paper_b.algorithm1`): its loss and, for every teacher neuron, the nearest
     student neuron of visible mass (worst over the teachers)."""
@@ -242,5 +267,7 @@ def population_run(teacher: Teacher, net0: Net, lam0: float, epochs: int, steps:
     net, _ = pop_stage3(net2, teacher, lam0, epochs, steps, eta, record_every=10**9, grow=2.0)
     L = pop.loss(net, teacher)
     thr = math.sqrt(L / float(kappa2(1.0)))
-    return {"loss": L,
-            "worst nearest angle": float(feat.nearest_angle_per_teacher(net, teacher, thr).max())}
+    return {
+        "loss": L,
+        "worst nearest angle": float(feat.nearest_angle_per_teacher(net, teacher, thr).max()),
+    }

@@ -12,6 +12,7 @@ assumption is for. :func:`assumption_hypotheses` records the three assumptions o
 teachers as hypotheses of its :class:`~twolayer.common.contract.Contract`. Used in
 {ref}`chapter-paperb-hermite`, {ref}`chapter-paperb-stage1` and every later Paper B chapter.
 """
+
 from __future__ import annotations
 
 import math
@@ -89,8 +90,13 @@ def constants(teacher: Teacher) -> dict:
     ev = np.linalg.eigvalsh(teacher.H())
     ev = ev[np.argsort(-np.abs(ev))]
     rank_H = int(np.sum(np.abs(ev) > 1e-10 * np.abs(ev[0])))
-    return {"r": r, "Delta": float(A.min()) if teacher.m > 1 else math.pi / 2,
-            "kappa": float(abs(ev[r - 1])), "rank_H": rank_H, "H_eigenvalues": ev[:r].tolist()}
+    return {
+        "r": r,
+        "Delta": float(A.min()) if teacher.m > 1 else math.pi / 2,
+        "kappa": float(abs(ev[r - 1])),
+        "rank_H": rank_H,
+        "H_eigenvalues": ev[:r].tolist(),
+    }
 
 
 def random_subspace(d: int, r: int, rng) -> np.ndarray:
@@ -113,8 +119,15 @@ def prototype(d: int, seed: int) -> Teacher:
     return t
 
 
-def random_teacher(d: int, r: int, m_star: int, seed: int, min_separation: float = math.radians(40),
-                   min_kappa: float = 0.3, max_tries: int = 10_000) -> Teacher:
+def random_teacher(
+    d: int,
+    r: int,
+    m_star: int,
+    seed: int,
+    min_separation: float = math.radians(40),
+    min_kappa: float = 0.3,
+    max_tries: int = 10_000,
+) -> Teacher:
     """A teacher with ``m_star`` unit neurons drawn uniformly in a random ``r``-dimensional
     subspace, output weights ``+-1`` (random signs), redrawn until ``Delta >= min_separation``
     (up to sign), ``rank H = r`` and ``kappa >= min_kappa``. Deterministic in ``seed``."""
@@ -130,15 +143,25 @@ def random_teacher(d: int, r: int, m_star: int, seed: int, min_separation: float
         a = rng.choice([-1.0, 1.0], size=m_star)
         t = Teacher(a, C @ B.T, info={"basis": B})
         c = constants(t)
-        if (c["r"] == r and c["rank_H"] == r and c["Delta"] >= min_separation
-                and c["kappa"] >= min_kappa):
+        if (
+            c["r"] == r
+            and c["rank_H"] == r
+            and c["Delta"] >= min_separation
+            and c["kappa"] >= min_kappa
+        ):
             t.info.update(c)
             return t
     raise RuntimeError("no teacher met the separation and kappa constraints; relax them")
 
 
-def degenerate(d: int, r: int, m_star: int, seed: int, min_separation: float = math.radians(40),
-               max_tries: int = 10_000) -> Teacher:
+def degenerate(
+    d: int,
+    r: int,
+    m_star: int,
+    seed: int,
+    min_separation: float = math.radians(40),
+    max_tries: int = 10_000,
+) -> Teacher:
     """A teacher that meets Assumptions 1 and 2 but **not** Assumption 3: ``m_star`` unit
     neurons in a random ``r``-dimensional subspace, ``Delta >= min_separation``, and output
     weights chosen so that ``H = sum a_i w_i w_i^T`` is a rank-``(r - 1)`` projection in
@@ -159,7 +182,7 @@ def degenerate(d: int, r: int, m_star: int, seed: int, min_separation: float = m
         if A.min() < min_separation:
             continue
         Q = random_subspace(r, r, rng)
-        target = Q[:, : r - 1] @ Q[:, : r - 1].T            # rank r - 1 in S_*'s coordinates
+        target = Q[:, : r - 1] @ Q[:, : r - 1].T  # rank r - 1 in S_*'s coordinates
         # a -> sum_i a_i c_i c_i^T, on the upper triangle: a linear system (least norm)
         M = np.stack([np.outer(c, c)[iu] for c in C], 1)
         a, *_ = np.linalg.lstsq(M, target[iu], rcond=None)
@@ -183,7 +206,7 @@ def m_star_range(kind: str, r: int) -> tuple[int, int]:
     :class:`~twolayer.common.contract.Constraint`: ``rank H = r`` needs ``m_star >= r``, the
     degenerate teacher ``m_star >= r (r + 1) / 2``; the prototype has ``m_star = 3``."""
     if kind == "prototype":
-        return (3, 3) if r == 2 else (1, 0)      # r = 2 only: an empty range otherwise
+        return (3, 3) if r == 2 else (1, 0)  # r = 2 only: an empty range otherwise
     lo = r * (r + 1) // 2 if kind == "degenerate" else r
     return (lo, MAX_M_STAR[r])
 
@@ -202,7 +225,7 @@ def make(kind: str, d: int, r: int, m_star: int, seed: int) -> Teacher:
     raise ValueError(f"unknown teacher kind {kind!r}")
 
 
-KAPPA_RELATIVE_FLOOR = 1e-8   # kappa / |lambda_1(H)| below this is rank deficiency up to rounding
+KAPPA_RELATIVE_FLOOR = 1e-8  # kappa / |lambda_1(H)| below this is rank deficiency up to rounding
 
 
 def assumption_values(teachers) -> dict:
@@ -213,11 +236,16 @@ def assumption_values(teachers) -> dict:
         teachers = [teachers]
     cs = [constants(t) for t in teachers]
     rel = [c["kappa"] / max(abs(c["H_eigenvalues"][0]), 1e-300) for c in cs]
-    return {"r_over_d": max(c["r"] / t.d for c, t in zip(cs, teachers, strict=True)),
-            "Delta": min(c["Delta"] for c in cs), "kappa_rel": min(rel),
-            "kappa": min(c["kappa"] for c in cs), "r": max(c["r"] for c in cs),
-            "rank_H": min(c["rank_H"] for c in cs),
-            "deficient": sum(r < KAPPA_RELATIVE_FLOOR for r in rel), "count": len(cs)}
+    return {
+        "r_over_d": max(c["r"] / t.d for c, t in zip(cs, teachers, strict=True)),
+        "Delta": min(c["Delta"] for c in cs),
+        "kappa_rel": min(rel),
+        "kappa": min(c["kappa"] for c in cs),
+        "r": max(c["r"] for c in cs),
+        "rank_H": min(c["rank_H"] for c in cs),
+        "deficient": sum(r < KAPPA_RELATIVE_FLOOR for r in rel),
+        "count": len(cs),
+    }
 
 
 def assumption_hypotheses(contract, teachers) -> list:
@@ -229,17 +257,34 @@ def assumption_hypotheses(contract, teachers) -> list:
     h1, h2, h3 = v["r_over_d"] < 1.0, v["Delta"] > 0.0, v["kappa_rel"] > KAPPA_RELATIVE_FLOOR
     return [
         contract.hypothesis(
-            "assumption_1", title="Assumption 1", statement="b-asm-1", value=v["r_over_d"],
-            bound=1.0, op="<",
-            reason="" if h1 else f"r / d = {v['r_over_d']:.3g}: S_* is all of R^d"),
+            "assumption_1",
+            title="Assumption 1",
+            statement="b-asm-1",
+            value=v["r_over_d"],
+            bound=1.0,
+            op="<",
+            reason="" if h1 else f"r / d = {v['r_over_d']:.3g}: S_* is all of R^d",
+        ),
         contract.hypothesis(
-            "assumption_2", title="Assumption 2", statement="b-asm-2", value=v["Delta"],
-            bound=0.0, op=">",
-            reason="" if h2 else "two teacher neurons are parallel (Delta = 0)"),
+            "assumption_2",
+            title="Assumption 2",
+            statement="b-asm-2",
+            value=v["Delta"],
+            bound=0.0,
+            op=">",
+            reason="" if h2 else "two teacher neurons are parallel (Delta = 0)",
+        ),
         contract.hypothesis(
-            "assumption_3", title="Assumption 3", statement="b-asm-3", value=v["kappa_rel"],
-            bound=KAPPA_RELATIVE_FLOOR, op=">",
-            reason="" if h3 else f"rank H < r for {v['deficient']} of {v['count']} teachers "
-                                 f"(kappa / |lambda_1(H)| down to {v['kappa_rel']:.1e}, "
-                                 "rounding)"),
+            "assumption_3",
+            title="Assumption 3",
+            statement="b-asm-3",
+            value=v["kappa_rel"],
+            bound=KAPPA_RELATIVE_FLOOR,
+            op=">",
+            reason=""
+            if h3
+            else f"rank H < r for {v['deficient']} of {v['count']} teachers "
+            f"(kappa / |lambda_1(H)| down to {v['kappa_rel']:.1e}, "
+            "rounding)",
+        ),
     ]
