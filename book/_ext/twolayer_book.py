@@ -101,8 +101,10 @@ def _notebook_code(path: Path) -> str:
     lines = []
     for cell in nb.cells:
         if cell.cell_type == "code":
-            # IPython magics (the Colab install cell) are not Python
-            lines += [ln for ln in cell.source.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+            # IPython magics (the Colab install cell) are not Python: each becomes a `pass`
+            for ln in cell.source.splitlines():
+                body = ln.lstrip()
+                lines.append(ln[: len(ln) - len(body)] + "pass" if body.startswith(("%", "!")) else ln)
     return "\n".join(lines)
 
 

@@ -9,7 +9,8 @@ Layers, imports flowing one way (down):
 
 ``twolayer.sweep``, ``bench``, ``robustness``  entry points (``python -m twolayer.sweep`` ...)
 ``twolayer.paper_a``, ``twolayer.paper_b``  one subpackage per paper, importing only ``common``
-``twolayer.common``                        contract, checks, claims, io, device, seeds, store, plotting
+``twolayer.common``                        contract, checks, claims, io, device, seeds, store,
+                                           plotting
 
 Importing ``twolayer`` imports nothing else; subpackages load their modules on first use.
 """

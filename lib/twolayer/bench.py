@@ -624,7 +624,10 @@ def run(
     device = torch.device(device) if device is not None else default_device()
     if device.type == "cuda":
         default_device(str(device))  # raises a clear error when CUDA is not there
-    want = lambda k: only is None or k in only
+
+    def want(k):
+        return only is None or k in only
+
     res: dict = {"environment": environment(device)}
     peaks = {}
     if want("trainer") or want("figure1"):
@@ -705,7 +708,8 @@ def table(res: dict) -> str:
         for dt, v in res["peak"].items():
             sizes = ", ".join(f"{k}: {g:.1f}" for k, g in v["gflops_by_size"].items())
             lines.append(
-                f"matmul peak {dt}: {v['peak_gflops']:.1f} GFLOP/s (square GEMMs, GFLOP/s by size: {sizes})"
+                f"matmul peak {dt}: {v['peak_gflops']:.1f} GFLOP/s "
+                f"(square GEMMs, GFLOP/s by size: {sizes})"
             )
     if res.get("trainer"):
         for dt, v in res["trainer"].items():

@@ -40,7 +40,8 @@ FAILED_CHECK = re.compile(r"check '([^']+)' failed")
 
 
 def chapters(root: Path = ROOT, only: list[str] | None = None) -> list[Path]:
-    """The chapter notebooks ``notebooks/<paper>/<name>.ipynb`` (``only``: ``paper_a/setting``...)."""
+    """The chapter notebooks ``notebooks/<paper>/<name>.ipynb`` (``only``:
+    ``paper_a/setting``...)."""
     found = sorted((Path(root) / "notebooks").glob("*/*.ipynb"))
     if only:
         names = {
@@ -227,8 +228,10 @@ def run(
     scheduler: str | None = None,
     n_workers: int | None = None,
     progress: bool | None = None,
+    warm: bool = False,
 ) -> Report:
-    """Run the harness (see the module docstring); finished runs in ``out_dir`` are reused."""
+    """Run the harness (see the module docstring); finished runs in ``out_dir`` are reused.
+    ``warm``: one kernel per worker, reset between runs (:func:`twolayer.sweep.execute_run`)."""
     from .sweep import RESULTS, client_for, is_done, run_id, submit_runs
 
     out = Path(out_dir).resolve()
@@ -250,13 +253,15 @@ def run(
         try:
             if progress is None:
                 progress = sys.stderr.isatty()
-            for (_, _, rd), res in submit_runs(client, todo, progress=progress, desc="robustness"):
+            for (_, _, rd), res in submit_runs(
+                client, todo, progress=progress, desc="robustness", warm=warm
+            ):
                 results[str(rd)] = res
         finally:
             if close is not None:
                 close()
     per_chapter: dict[str, list] = {}
-    for nb, p, rd in jobs:
+    for _nb, p, rd in jobs:
         res = results.get(str(rd), {"status": "done", "error": None})
         if res["status"] == "done" and is_done(rd, p):
             res = {"status": "done", "results": json.loads((Path(rd) / RESULTS).read_text())}
@@ -313,6 +318,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", help="also write the table as Markdown (the book's page)")
     ap.add_argument("--scheduler", help="address of a running Dask scheduler")
     ap.add_argument("--workers", type=int, default=None, help="local cluster size")
+    ap.add_argument(
+        "--warm",
+        action="store_true",
+        help="reuse one kernel per worker, reset between runs (faster; the book uses fresh ones)",
+    )
     args = ap.parse_args(argv)
     report = run(
         args.out,
@@ -324,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         args.chapters.split(",") if args.chapters else None,
         scheduler=args.scheduler,
         n_workers=args.workers,
+        warm=args.warm,
     )
     print(report.text())
     if args.markdown:

@@ -109,14 +109,86 @@ def is_done(run_dir: Path, params: Mapping[str, Any]) -> bool:
 # --- one run (executes on a worker) -----------------------------------------------------------
 
 
+# A warm kernel (``warm=True``) executes one run after another in the same process: the
+# imports (torch, SciPy, cvxpy, matplotlib: seconds per run) are paid once per worker. Before
+# each run the kernel's namespace and the global state a chapter may change are reset; a
+# chapter never relies on state left by another one (each seeds its own streams). The book
+# build and ``make robustness`` keep a fresh kernel per run.
+_RESET = """
+%reset -f
+import gc as _gc, os as _os, warnings as _warnings
+_os.chdir({cwd!r})
+_warnings.resetwarnings()
+import numpy as _np
+_np.seterr(all="warn")
+import matplotlib as _mpl, matplotlib.pyplot as _plt
+_plt.close("all"); _mpl.rcdefaults()
+try:
+    import torch as _torch
+    _torch.set_default_dtype(_torch.float32)
+    _torch.set_num_threads({threads})
+except ImportError:
+    pass
+del _gc, _os, _warnings, _np, _mpl, _plt
+"""
+_WARM: dict = {}
+
+
+def _warm_kernel(kernel_name: str, threads: int | None, cwd: str):
+    """This process's warm kernel for ``kernel_name`` (started on first use), reset for a
+    run in ``cwd``; ``None`` when it cannot be reset (the caller falls back to a fresh one)."""
+    from jupyter_client.manager import KernelManager
+
+    km = _WARM.get(kernel_name)
+    if km is None or not km.is_alive():
+        km = KernelManager(kernel_name=kernel_name)
+        env = dict(os.environ)
+        if threads:
+            for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+                env[var] = str(threads)
+        km.start_kernel(env=env)
+        _WARM[kernel_name] = km
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=120)
+        reply = kc.execute_interactive(
+            _RESET.format(cwd=cwd, threads=int(threads or os.cpu_count() or 1)), timeout=120
+        )
+        ok = reply["content"]["status"] == "ok"
+    except Exception:
+        ok = False
+    finally:
+        kc.stop_channels()
+    if not ok:
+        _drop_warm(kernel_name)
+        return None
+    return km
+
+
+def _drop_warm(kernel_name: str) -> None:
+    km = _WARM.pop(kernel_name, None)
+    if km is not None:
+        try:
+            km.shutdown_kernel(now=True)
+        except Exception:
+            pass
+
+
 def execute_run(
-    notebook: str, params: dict, run_dir: str, kernel_name: str = "python3", threads: int | None = 1
+    notebook: str,
+    params: dict,
+    run_dir: str,
+    kernel_name: str = "python3",
+    threads: int | None = 1,
+    warm: bool = False,
 ) -> dict:
     """Execute ``notebook`` with ``params`` into ``run_dir``; never raises.
 
     Returns ``{"run_id", "status": "done" | "failed", "seconds", "error"}``. The executed
     notebook is written to a temporary name and renamed when the run ends (success or
-    failure), so a killed run leaves no ``notebook.ipynb``."""
+    failure), so a killed run leaves no ``notebook.ipynb``. ``warm``: reuse this process's
+    kernel, reset between runs (see ``_RESET``); a run that fails drops it."""
     import papermill as pm
 
     rd = Path(run_dir)
@@ -132,15 +204,21 @@ def execute_run(
             env_backup[var] = os.environ.get(var)
             os.environ[var] = str(threads)
     status, error = "done", None
+    cwd = str(Path(notebook).resolve().parent)
+    extra = {}
     try:
+        km = _warm_kernel(kernel_name, threads, cwd) if warm else None
+        if km is not None:
+            extra["km"] = km
         pm.execute_notebook(
             notebook,
             str(partial),
             parameters={**params, "results_path": str(rd / RESULTS)},
-            cwd=str(Path(notebook).parent),
+            cwd=cwd,
             kernel_name=kernel_name,
             progress_bar=False,
             log_output=False,
+            **extra,
         )
         if not is_done(rd, params):
             status, error = "failed", "the notebook finished without writing a valid results.json"
@@ -149,6 +227,8 @@ def execute_run(
     except Exception as exc:  # a broken kernel, a disk error, ...
         status, error = "failed", f"{type(exc).__name__}: {exc}"
     finally:
+        if warm and status == "failed":
+            _drop_warm(kernel_name)  # a failed run may leave the kernel in any state
         for var, val in env_backup.items():
             if val is None:
                 os.environ.pop(var, None)
@@ -312,6 +392,7 @@ def submit_runs(
     kernel_name: str = "python3",
     progress: bool = False,
     desc: str = "runs",
+    warm: bool = False,
 ):
     """Execute ``(notebook, params, run_dir)`` jobs on ``client``; yield ``(job, result)`` as
     each finishes, ``result`` as :func:`execute_run` returns it (a worker that died gives a
@@ -320,7 +401,7 @@ def submit_runs(
     from tqdm import tqdm
 
     futures = {
-        client.submit(execute_run, str(nb), p, str(rd), kernel_name, pure=False): (nb, p, rd)
+        client.submit(execute_run, str(nb), p, str(rd), kernel_name, warm=warm, pure=False): (nb, p, rd)
         for nb, p, rd in jobs
     }
     bar = tqdm(total=len(futures), desc=desc, disable=not progress, file=sys.stderr)

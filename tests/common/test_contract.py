@@ -48,7 +48,8 @@ DEFAULTS = dict(
 
 
 def make(spec=SPEC, profiles=PROFILES, before=None, **params):
-    """A notebook: the names that exist before the contract, the contract cell, the parameters cell."""
+    """A notebook: the names that exist before the contract, the contract cell, the parameters
+    cell."""
     ns = {"__name__": "__main__", "np": np, "helper": len} if before is None else dict(before)
     c = Contract(spec, profiles, ns)
     ns.update({**DEFAULTS, **params})
@@ -60,7 +61,7 @@ def _no_profile_env(monkeypatch):
     monkeypatch.delenv(PROFILE_ENV, raising=False)
 
 
-# --- profiles and defaults -------------------------------------------------------------------------------
+# --- profiles and defaults ------------------------------------------------------------------------
 
 
 def test_defaults_filled_from_profile():
@@ -79,7 +80,7 @@ def test_defaults_filled_from_profile():
     }
     assert P.n == 5 and P.ns == [2, 3]
     with pytest.raises(AttributeError):
-        P.not_a_parameter
+        _ = P.not_a_parameter
 
 
 def test_explicit_values_win_over_profile():
@@ -135,7 +136,7 @@ def test_missing_value_without_profile_default_is_rejected():
         c.validate()
 
 
-# --- parameter types ------------------------------------------------------------------------------------------
+# --- parameter types ------------------------------------------------------------------------------
 
 
 def rejects(name, value, *fragments, spec=SPEC):
@@ -246,7 +247,7 @@ def test_seed_rejects(value):
     rejects("seed", value, "an integer in [0, 4294967295]")
 
 
-# --- unknown and missing names ----------------------------------------------------------------------------------
+# --- unknown and missing names --------------------------------------------------------------------
 
 
 def test_unknown_name_rejected_and_named():
@@ -284,7 +285,7 @@ def test_absent_parameter_rejected():
         c.validate()
 
 
-# --- checks, metrics, results -----------------------------------------------------------------------------------
+# --- checks, metrics, results ---------------------------------------------------------------------
 
 RESULT_KEYS = {"params", "metrics", "checks", "check_details", "hypotheses", "environment"}
 
@@ -432,7 +433,7 @@ def test_check_table_lists_every_kind_with_links():
     assert "<table" in bundle["text/html"] and "Paper A, Theorem 3.2 (4)" in bundle["text/html"]
 
 
-# --- derived values, constraints, exploration ------------------------------------------------------------
+# --- derived values, constraints, exploration -----------------------------------------------------
 
 
 def test_derive_and_constraints():

@@ -1,4 +1,5 @@
-"""Tests of twolayer.common.store (the per-configuration run store) and twolayer.paper_a.rankdecay."""
+"""Tests of twolayer.common.store (the per-configuration run store) and
+twolayer.paper_a.rankdecay."""
 
 from __future__ import annotations
 

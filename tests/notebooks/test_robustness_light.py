@@ -31,6 +31,7 @@ def robustness_report(tmp_path_factory, dask_client):
         random_sets=RANDOM_SETS,
         client=dask_client,
         progress=False,
+        warm=True,  # one kernel per worker, reset between runs: the imports once
     )
     return out, report
 

@@ -1,4 +1,5 @@
-"""Tests of twolayer.paper_a.activations: values by hand, Definition 4.1's constants, derivatives."""
+"""Tests of twolayer.paper_a.activations: values by hand, Definition 4.1's constants,
+derivatives."""
 
 from __future__ import annotations
 

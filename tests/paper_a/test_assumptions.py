@@ -1,4 +1,5 @@
-"""Tests of twolayer.paper_a.assumptions: Theorem 3.2's assumption and the bounds behind Lemma 3.3."""
+"""Tests of twolayer.paper_a.assumptions: Theorem 3.2's assumption and the bounds behind
+Lemma 3.3."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from twolayer.paper_a import assumptions as As
 from twolayer.paper_a import data
 
-# --- near_orthogonality on hand-made data -------------------------------------------------------------------
+# --- near_orthogonality on hand-made data ---------------------------------------------------------
 
 
 def test_orthogonal_rows():
@@ -90,7 +91,7 @@ def test_near_orthogonality_bad_shape(X):
         As.near_orthogonality(X, 0.5)
 
 
-# --- vectorised statistics ------------------------------------------------------------------------------------------
+# --- vectorised statistics ------------------------------------------------------------------------
 
 
 def test_gram_statistics_by_hand():
@@ -116,7 +117,7 @@ def test_assumption_ratio_vectorised_equals_near_orthogonality():
     assert float(As.assumption_ratio(n3, p3, 3, 0.5)) == pytest.approx(540.0, rel=1e-14)
 
 
-# --- the probability bounds -----------------------------------------------------------------------------------------
+# --- the probability bounds -----------------------------------------------------------------------
 
 
 def test_bounds_by_hand():
@@ -151,7 +152,8 @@ def test_sufficient_dimension_is_the_smallest(n, gamma, delta):
     assert isinstance(d, int)
     assert As.holds_surely(n, d, gamma, delta)
     assert not As.holds_surely(n, d - 1, gamma, delta)
-    # closed form: D0 K(d)^2 <= d < D0 K(d-1)^2 + 1, and D0 = (18 / gamma^6) n^2 log(2 n (n-1) / delta)
+    # closed form: D0 K(d)^2 <= d < D0 K(d-1)^2 + 1, and
+    # D0 = (18 / gamma^6) n^2 log(2 n (n-1) / delta)
     s = As.inner_product_bound(n, delta / 2)
     D0 = 9 * n**2 * s**2 / gamma**6
     assert D0 == pytest.approx(18 / gamma**6 * n**2 * math.log(2 * n * (n - 1) / delta), rel=1e-12)
@@ -174,8 +176,8 @@ def test_sufficient_dimension_needs_two_points():
 
 
 def test_assumption_holds_on_draws_at_sufficient_dimension():
-    # at d = sufficient_dimension(n, gamma, delta) the assumption holds with probability >= 1 - delta;
-    # 5 draws at delta = 1e-4 fail together with probability <= 5e-4
+    # at d = sufficient_dimension(n, gamma, delta) the assumption holds with probability
+    # >= 1 - delta; 5 draws at delta = 1e-4 fail together with probability <= 5e-4
     n, gamma, delta = 5, 1.0, 1e-4
     d = As.sufficient_dimension(n, gamma, delta)
     for seed in range(5):
@@ -186,7 +188,7 @@ def test_holds_surely_false_for_tiny_d():
     assert not As.holds_surely(10, 4, 1.0, 0.1)  # sqrt(d) - t <= 0
 
 
-# --- the Lemma 3.3 sweep ------------------------------------------------------------------------------------------
+# --- the Lemma 3.3 sweep --------------------------------------------------------------------------
 
 SWEEP = dict(ns=[4, 7], ratios=[0.5, 2.0], draws=2, gamma=0.5)
 

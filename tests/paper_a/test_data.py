@@ -24,7 +24,7 @@ def binomial_ok(count: int, n: int, p: float, z: float = Z_TAIL) -> bool:
     return abs(count - n * p) <= z * math.sqrt(n * p * (1 - p))
 
 
-# --- determinism, shapes, labels ----------------------------------------------------------------------
+# --- determinism, shapes, labels ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", sorted(GENERATORS))
@@ -67,7 +67,7 @@ def test_both_labels_occur_in_fair_proportion(name):
     assert binomial_ok(int((ds.y > 0).sum()), n, 0.5)
 
 
-# --- argument validation ----------------------------------------------------------------------------
+# --- argument validation --------------------------------------------------------------------------
 
 BAD_SIZES = [0, -1, 2.5, True, "3", None]
 BAD_SEEDS = [-1, 1.5, True, "0", None]
@@ -111,7 +111,7 @@ def test_noisy_xor_needs_two_dimensions():
         data.noisy_xor(10, 1, 0)
 
 
-# --- Gaussian mixture ---------------------------------------------------------------------------------
+# --- Gaussian mixture -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("d,beta", [(16, 0.3), (100, 0.25), (50, 0.5)])
@@ -168,7 +168,7 @@ def test_gaussian_mixture_label_noise_does_not_change_x():
     assert np.array_equal(a.info["clean_y"], b.info["clean_y"])
 
 
-# --- noisy 2-XOR -----------------------------------------------------------------------------------------
+# --- noisy 2-XOR ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -222,7 +222,7 @@ def test_noisy_xor_x_is_center_plus_standard_noise():
     assert np.all(np.abs(Z.var(axis=0) - 1) <= Z_TAIL * math.sqrt(2 / n))
 
 
-# --- nearly orthogonal data and Sigma ------------------------------------------------------------------------
+# --- nearly orthogonal data and Sigma -------------------------------------------------------------
 
 
 def covariance_tolerance(S: np.ndarray, n: int) -> np.ndarray:

@@ -2,9 +2,9 @@
 
 * A training step runs on PyTorch's ``meta`` device, where every host synchronisation raises
   (``.item()``, ``bool(tensor)``, ``.cpu()``, ``.numpy()``: a meta tensor has no data). A guard
-  (:class:`twolayer.common.device.DeviceGuard`, a ``TorchDispatchMode``) also fails on every operator that mixes
-  devices, copies between devices or reads a scalar, which ``meta`` alone does not catch (a
-  matrix product of a meta and a CPU tensor does not raise).
+  (:class:`twolayer.common.device.DeviceGuard`, a ``TorchDispatchMode``) also fails on every
+  operator that mixes devices, copies between devices or reads a scalar, which ``meta`` alone
+  does not catch (a matrix product of a meta and a CPU tensor does not raise).
 * On the CPU the trainer gives the same bits as the trainer before the change (kept below as
   :func:`reference_gradient_descent`, which synchronised three times per step), including the
   :class:`DivergenceError`'s step, configuration, quantity and value.
@@ -122,7 +122,7 @@ def meta_problem(
     return net, W, X, y
 
 
-# --- the step on the meta device -------------------------------------------------------------------
+# --- the step on the meta device ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("act", ACTIVATIONS)
@@ -202,7 +202,7 @@ def test_metrics_follow_w_device_and_dtype():
     assert metrics.margins(net, W, X, y).device == META
 
 
-# --- CPU: the same bits as before --------------------------------------------------------------------
+# --- CPU: the same bits as before -----------------------------------------------------------------
 
 
 def problem(B=3, act="leaky_relu", n=8, d=20, seed=0):
@@ -328,7 +328,7 @@ def test_check_every_validated():
             gradient_descent(net, W0, X, y, steps=2, check_every=k)
 
 
-# --- float32 -----------------------------------------------------------------------------------------
+# --- float32 --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("normalized", [False, True])

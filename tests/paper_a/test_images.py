@@ -1,5 +1,5 @@
-"""Tests of twolayer.paper_a.images: the CIFAR-10 binary-archive loader on small archives written here in
-the official format (good, corrupt, truncated, wrong checksum, wrong layout), the digits
+"""Tests of twolayer.paper_a.images: the CIFAR-10 binary-archive loader on small archives written
+here in the official format (good, corrupt, truncated, wrong checksum, wrong layout), the digits
 stand-in, splitting, standardisation and binary labels."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Tests of twolayer.paper_a.kkt: Problems (1) and (3), multipliers, z, z*, the three-point example."""
+"""Tests of twolayer.paper_a.kkt: Problems (1) and (3), multipliers, z, z*, the three-point
+example."""
 
 from __future__ import annotations
 

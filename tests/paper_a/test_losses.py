@@ -100,7 +100,7 @@ def test_logistic_log_loss_across_the_branch_point():
     assert float(Ls.logistic_log_loss(t([1e4]))) == -1e4
 
 
-# --- empirical risk in log space ---------------------------------------------------------------------
+# --- empirical risk in log space ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["logistic", "exp"])
@@ -173,7 +173,7 @@ def test_logistic_normalized_weights_at_underflow():
     assert float(w.sum()) == pytest.approx(1.0, abs=4 * EPS * 1e4)
 
 
-# --- registry --------------------------------------------------------------------------------------
+# --- registry -------------------------------------------------------------------------------------
 
 
 def test_get_loss_names():

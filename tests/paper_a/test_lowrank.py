@@ -1,4 +1,5 @@
-"""Tests of twolayer.paper_a.lowrank: Theorem 4.2's constants, our (A2) bound and stable-rank bounds."""
+"""Tests of twolayer.paper_a.lowrank: Theorem 4.2's constants, our (A2) bound and stable-rank
+bounds."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from twolayer.paper_a.models import LeakyNetwork
 F64 = torch.float64
 
 
-# --- singular values, stable rank, numerical rank -------------------------------------------------------
+# --- singular values, stable rank, numerical rank -------------------------------------------------
 
 
 def test_singular_values_hand_case_and_order():
@@ -89,7 +89,7 @@ def test_numerical_rank_bad_tol_raises(tol):
         metrics.numerical_rank(torch.eye(2, dtype=F64), tol=tol)
 
 
-# --- margins --------------------------------------------------------------------------------------------------
+# --- margins --------------------------------------------------------------------------------------
 
 
 def toy():

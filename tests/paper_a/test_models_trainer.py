@@ -1,5 +1,5 @@
-"""Tests of twolayer.paper_a.models and twolayer.paper_a.trainer: the network, its closed-form gradient and
-batched gradient descent."""
+"""Tests of twolayer.paper_a.models and twolayer.paper_a.trainer: the network, its closed-form
+gradient and batched gradient descent."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def hand_forward(net: LeakyNetwork, W: torch.Tensor, x: torch.Tensor) -> float:
     return total
 
 
-# --- the fixed second layer ------------------------------------------------------------------------
+# --- the fixed second layer -----------------------------------------------------------------------
 
 
 def test_second_layer_values():
@@ -72,7 +72,7 @@ def test_leaky_network_a_follows_like():
     assert (net.m, net.gamma) == (3, 0.5)
 
 
-# --- initialisation ----------------------------------------------------------------------------------
+# --- initialisation -------------------------------------------------------------------------------
 
 
 def test_init_shapes_determinism_and_scale():
@@ -98,7 +98,7 @@ def test_init_gaussian_statistics():
     assert abs(float((W**2).mean()) - 0.09) <= 5 * 0.09 * math.sqrt(2 / N)
 
 
-# --- forward -------------------------------------------------------------------------------------------
+# --- forward --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("act", ACTIVATIONS)
@@ -141,7 +141,7 @@ def test_smoothed_network_is_not_homogeneous():
     assert not torch.allclose(net.forward(3 * W, X), 3 * net.forward(W, X), rtol=1e-6)
 
 
-# --- closed-form gradient ------------------------------------------------------------------------------
+# --- closed-form gradient -------------------------------------------------------------------------
 
 
 def autograd_risk_and_grad(net, W, X, y, loss):
@@ -229,7 +229,7 @@ def test_normalized_gradient_finite_when_loss_underflows():
     assert float(logL) == pytest.approx(float(torch.logsumexp(-q, 0) - math.log(5)), rel=1e-14)
 
 
-# --- gradient descent ---------------------------------------------------------------------------------
+# --- gradient descent -----------------------------------------------------------------------------
 
 
 def gd_setup(B=3, act="leaky_relu", n=8, d=20, seed=0):
@@ -300,8 +300,13 @@ def test_per_config_lr_is_applied_per_config():
 
 def test_record_steps_honoured_and_history_shapes():
     net, X, y, W0 = gd_setup()
-    fro = lambda W: torch.linalg.matrix_norm(W)  # (B,)
-    svals = lambda W: metrics.singular_values(W)  # (B, min(m, d))
+
+    def fro(W):
+        return torch.linalg.matrix_norm(W)  # (B,)
+
+    def svals(W):
+        return metrics.singular_values(W)  # (B, min(m, d))
+
     import time
 
     start = time.perf_counter()
@@ -447,7 +452,7 @@ def test_zero_steps_records_initial_state():
     assert torch.equal(res.W, W0)
 
 
-# --- log_spaced_steps ---------------------------------------------------------------------------------
+# --- log_spaced_steps -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -474,7 +479,7 @@ def test_log_spaced_steps_negative_raises():
         log_spaced_steps(-1)
 
 
-# --- TwoLayerNet ------------------------------------------------------------------------------------------
+# --- TwoLayerNet ----------------------------------------------------------------------------------
 
 
 def test_glorot_uniform_bounds_and_variance():
@@ -484,7 +489,8 @@ def test_glorot_uniform_bounds_and_variance():
     W, a = net.W.detach(), net.a.detach()
     assert W.shape == (m, d) and a.shape == (m,)
     assert float(W.abs().max()) <= r1 and float(a.abs().max()) <= r2
-    # P(max |W| < 0.9 r1) = 0.9^(m d) < 1e-180 and P(max |a| < 0.9 r2) = 0.9^m < 1e-18: the bound is tight
+    # P(max |W| < 0.9 r1) = 0.9^(m d) < 1e-180 and P(max |a| < 0.9 r2) = 0.9^m < 1e-18:
+    # the bound is tight
     assert float(W.abs().max()) >= 0.9 * r1 and float(a.abs().max()) >= 0.9 * r2
     # U(-r, r) has E u^2 = r^2/3 and Var u^2 = 4 r^4 / 45; a 5-sigma interval
     N = W.numel()

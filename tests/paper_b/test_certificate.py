@@ -1,4 +1,5 @@
-"""Unit tests of twolayer.paper_b.certificate (Paper B's dual certificate, test function, Lemma 7)."""
+"""Unit tests of twolayer.paper_b.certificate (Paper B's dual certificate, test function,
+Lemma 7)."""
 
 import math
 

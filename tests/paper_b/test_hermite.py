@@ -27,7 +27,10 @@ def test_closed_form_matches_scipy_quad():
     from scipy.integrate import quad
 
     for k in range(0, 16):
-        f = lambda x: x * hermite.hermite_normalized(k, np.array(x))[k] * math.exp(-x * x / 2)
+
+        def f(x, k=k):
+            return x * hermite.hermite_normalized(k, np.array(x))[k] * math.exp(-x * x / 2)
+
         v = quad(f, 0, np.inf, epsabs=1e-14, limit=200)[0] / math.sqrt(2 * math.pi)
         assert v == pytest.approx(hermite.relu_coefficient(k), abs=1e-12)
 

@@ -369,5 +369,5 @@ def test_stage3_loop_runs_on_meta_without_host_reads(stage2_nets):
         meta_rec, vals, starts, ends = gb._run_epochs(
             b.arrays(), ta, eta, lams, [5, 10], record_every=4
         )
-    assert [s for _, s in meta_rec] == [0, 4, 5, 9, 13]
-    assert len(vals) == 5 and vals[0].shape == (3, 3) and len(starts) == len(ends) == 2
+    assert [s for _, s in meta_rec] == [0, 4, 5, 5, 9, 13, 15]  # ends recorded too
+    assert len(vals) == 7 and vals[0].shape == (3, 3) and len(starts) == len(ends) == 2

@@ -24,8 +24,11 @@ item after ``#`` (``"a-thm-3-2#5"``): the check table links it, the claims index
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -160,7 +163,7 @@ def compare(value, op: str, bound) -> tuple[bool, Any]:
     raise TypeError(f"cannot compare a {type(value).__name__} with op {op!r}")
 
 
-# --- formatting ------------------------------------------------------------------------------------
+# --- formatting -----------------------------------------------------------------------------------
 
 
 def _fmt(v) -> str:
@@ -256,13 +259,33 @@ def statement_title(label: str) -> str:
     return out + (f" ({item})" if item else "")
 
 
+@functools.lru_cache(maxsize=8)
+def _labels_under(root: str) -> frozenset[str]:
+    out: set[str] = set()
+    for p in sorted(Path(root).glob("book/*.md")) + sorted(Path(root).glob("notebooks/*/*.md")):
+        out.update(re.findall(r"^:label:\s*(\S+)", p.read_text(encoding="utf-8"), flags=re.M))
+    return frozenset(out)
+
+
+def book_labels() -> frozenset[str] | None:
+    """The ``prf`` labels the book's pages define (``:label:`` lines), read from the checkout
+    that holds the working directory; ``None`` outside a checkout (e.g. on Colab)."""
+    here = Path.cwd().resolve()
+    for d in (here, *here.parents):
+        if (d / "_toc.yml").is_file() and (d / "book").is_dir():
+            return _labels_under(str(d))
+    return None
+
+
 def _ref(statement: str | None, markdown: bool = True) -> str:
-    """A link to the statement's ``prf`` block, titled by :func:`statement_title`."""
+    """A link to the statement's ``prf`` block, titled by :func:`statement_title`; the title
+    alone where the book has no block with that label (e.g. a figure of a paper)."""
     if not statement:
         return "—"
     label, _, item = statement.partition("#")
     title = statement_title(label)
-    if not markdown:
+    labels = book_labels() if markdown else None
+    if not markdown or (labels is not None and label not in labels):
         return title + (f" ({item})" if item else "")
     return f"{{prf:ref}}`{title} <{label}>`" + (f" ({item})" if item else "")
 
@@ -286,7 +309,7 @@ def result_text(c: Check) -> str:
 def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
     """The end-of-page table: a MIME bundle with MyST Markdown (the book resolves the
     statement links) and HTML (Jupyter, Colab)."""
-    order = {k: i for i, k in enumerate(("hypothesis",) + KINDS + ("unclassified",))}
+    order = {k: i for i, k in enumerate(("hypothesis",) + KINDS)}
     rows = [
         (
             "hypothesis",
@@ -341,12 +364,12 @@ def summary_counts(checks: list[Check]) -> dict[str, int]:
     return out
 
 
-# --- glue (MyST-NB's protocol, without importing myst_nb) ------------------------------------------
+# --- glue (MyST-NB's protocol, without importing myst_nb) -----------------------------------------
 
 
 def glue(name: str, value: Any, markdown: bool = False) -> None:
     """Store ``value`` under ``name`` for ``{glue:text}`` / ``{glue:md}`` in the page's prose,
-    as :func:`myst_nb.glue` does with ``display=False``; a no-op outside IPython."""
+    as ``myst_nb.glue`` does with ``display=False``; a no-op outside IPython."""
     try:
         from IPython import get_ipython
         from IPython.display import display

@@ -2,7 +2,7 @@
 
 A chapter's setup cell creates a :class:`Contract` (it remembers which names exist before the
 ``parameters`` cell); the ``parameters`` cell (tagged for papermill) assigns defaults; the
-next cell calls :meth:`Contract.validate`, which
+next cell calls :meth:`~twolayer.common.contract.Contract.validate`, which
 
 * rejects names that are not parameters (a papermill typo such as ``-p seeed 1``),
 * fills ``None`` values from the size profile (``"smoke"`` for tests, ``"book"`` for the site,
@@ -463,7 +463,8 @@ class Contract:
         )
         if unknown:
             raise ParameterError(
-                f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                f"unknown parameter{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(map(repr, unknown))}; "
                 f"this notebook takes: {', '.join(sorted(self.spec))}"
             )
         absent = sorted(k for k in self.spec if k not in ns)
@@ -553,7 +554,7 @@ class Contract:
     def _record(
         self, name: str, kind: str, holds, value, bound, op, statement, applies, detail: str
     ) -> None:
-        if kind not in KINDS + ("unclassified",):
+        if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}")
         if name in self._checks or name in self._hypotheses or name in self.metrics:
             raise ValueError(f"check {name!r} is recorded twice")
@@ -601,7 +602,7 @@ class Contract:
         applies=True,
         detail: str = "",
     ) -> None:
-        """A paper's statement, checked where ``applies`` (a :class:`Hypothesis`, a list of
+        """A paper's statement, checked where ``applies`` (a :class:`~twolayer.common.checks.Hypothesis`, a list of
         them, a bool or ``(bool, reason)``) holds; ``holds``/``value`` may be callables,
         evaluated only then. Its outcome is ``checks[name]`` (``None``: not applicable).
         Returns nothing, so that a check cell shows no output."""
@@ -638,11 +639,6 @@ class Contract:
     ) -> None:
         """An identity, a solver's accuracy, internal consistency: never evidence."""
         return self._record(name, "sanity", holds, value, bound, op, statement, applies, detail)
-
-    def check(self, name: str, condition, detail: str = "") -> None:
-        """Transitional: an unclassified check (every chapter moves to theorem / observation /
-        sanity; a test rejects this kind in any results)."""
-        return self._record(name, "unclassified", condition, None, None, None, None, True, detail)
 
     @property
     def checks(self) -> dict[str, bool | None]:

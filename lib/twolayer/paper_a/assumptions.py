@@ -10,8 +10,10 @@ Lemma 3.3: for ``x_i ~ N(0, I_d)`` this holds with high probability once
 constant explicit with two standard bounds (our derivation, stated on the page):
 
 * ``||x||`` is 1-Lipschitz in a standard Gaussian vector, so
-  ``P(| ||x|| - E||x|| | >= t) <= 2 exp(-t^2 / 2)``, and ``sqrt(d) - 1/sqrt(d) <= E||x|| <= sqrt(d)``;
-* given ``x_j``, ``<x_i, x_j> ~ N(0, ||x_j||^2)``, so ``P(|<x_i, x_j>| >= s ||x_j||) <= 2 exp(-s^2/2)``.
+  ``P(| ||x|| - E||x|| | >= t) <= 2 exp(-t^2 / 2)``, and
+  ``sqrt(d) - 1/sqrt(d) <= E||x|| <= sqrt(d)``;
+* given ``x_j``, ``<x_i, x_j> ~ N(0, ||x_j||^2)``, so
+  ``P(|<x_i, x_j>| >= s ||x_j||) <= 2 exp(-s^2/2)``.
 
 A union bound over the ``n`` norms and ``n(n-1)/2`` pairs, each half of the failure
 probability ``delta``, gives deviations ``t = sqrt(2 log(4n/delta))`` and
@@ -98,7 +100,8 @@ def norm_deviation_bound(n: int, d: int, delta: float, sigma_max: float = 1.0) -
 
 def inner_product_bound(n: int, delta: float, sigma_max: float = 1.0) -> float:
     """``s`` with ``max_{i<j} |<x_i, x_j>| <= s * max_j ||x_j||`` w.p. ``>= 1 - delta``: given
-    ``x_j``, ``<x_i, x_j> ~ N(0, x_j' Sigma x_j)`` with ``x_j' Sigma x_j <= ||Sigma|| ||x_j||^2``."""
+    ``x_j``, ``<x_i, x_j> ~ N(0, x_j' Sigma x_j)`` with
+    ``x_j' Sigma x_j <= ||Sigma|| ||x_j||^2``."""
     pairs = max(n * (n - 1) / 2.0, 1.0)
     return math.sqrt(2.0 * float(sigma_max) * math.log(2.0 * pairs / delta))
 

@@ -427,7 +427,7 @@ def phase_diagram(
     coordinates, for ``steps`` steps, extended by the rule of :func:`flow_to_tolerance` until
     the draws that satisfy the assumption reach ``tol`` (only those are extended). Each row is
     one draw: ``n, d, draw, ratio`` (``n / n_max``), ``holds``, ``separated``, every item of
-    :data:`PHASE_ITEMS` (true when its deviation is at most ``tol``; item 2 also needs the
+    ``PHASE_ITEMS`` (true when its deviation is at most ``tol``; item 2 also needs the
     multipliers in their interval, item 7 ``||z||/||z*||`` within the bound plus ``z_slack``),
     ``all items`` and ``steps``. Seeds derive from ``seed`` (:mod:`twolayer.common.seeds`)."""
     import pandas as pd
@@ -560,7 +560,7 @@ def initializations(
 
 def deviation_function(net, X, y, sol, X_test, kkt_residual: bool = False):
     """``W -> deviations``: Theorem 3.2's items 1-6 as deviations that vanish at the limit
-    (:data:`twolayer.paper_a.kkt.DEVIATIONS`, one row each, one column per run of ``W``
+    (``twolayer.paper_a.kkt.DEVIATIONS``, one row each, one column per run of ``W``
     (``(B, m, k)``)), plus Theorem 3.1's KKT residual when ``kkt_residual``; the argument
     :func:`flow_to_tolerance` takes."""
     from . import kkt

@@ -4,7 +4,7 @@
   (Krizhevsky 2009): ``cifar-10-batches-bin/data_batch_1.bin`` ...
   ``data_batch_5.bin`` and ``test_batch.bin``, each a sequence of records of 1 label byte
   followed by 3072 pixel bytes (1024 red, 1024 green, 1024 blue, row-major 32 x 32). The archive's
-  checksum is verified first (MD5 :data:`CIFAR10_MD5` by default, SHA-256 when one is given);
+  checksum is verified first (MD5 ``CIFAR10_MD5`` by default, SHA-256 when one is given);
   nothing is ever unpickled (the Python version of the data set is a pickle and is not used).
 * :func:`find_cifar10` locates the archive (argument, then ``$CIFAR10_DIR``) and
   :func:`download_cifar10` fetches it, only when asked (``download=True``, e.g. on Colab).
@@ -116,14 +116,16 @@ def verify_checksum(
         if got != expected.lower():
             size = os.path.getsize(path)
             raise ArchiveError(
-                f"{path} ({size} bytes) fails its {algorithm.upper()} checksum: expected {expected}, "
+                f"{path} ({size} bytes) fails its {algorithm.upper()} checksum: "
+                f"expected {expected}, "
                 f"got {got}. The file is truncated, corrupt or not the official {CIFAR10_ARCHIVE}; "
                 f"delete it and download it again from {CIFAR10_URL}"
             )
 
 
 def find_cifar10(data_dir: str | os.PathLike | None = None) -> Path:
-    """Path of ``cifar-10-binary.tar.gz`` in ``data_dir`` (or ``$CIFAR10_DIR``); clear error if absent.
+    """Path of ``cifar-10-binary.tar.gz`` in ``data_dir`` (or ``$CIFAR10_DIR``); clear error if
+    absent.
 
     ``data_dir`` may also be the archive itself."""
     source = "data_dir"
@@ -141,7 +143,8 @@ def find_cifar10(data_dir: str | os.PathLike | None = None) -> Path:
     archive = p if p.is_file() else p / CIFAR10_ARCHIVE
     if not archive.is_file():
         raise DatasetUnavailable(
-            f"CIFAR-10 is not available: {archive} does not exist ({source}={os.fspath(data_dir)!r}). "
+            f"CIFAR-10 is not available: {archive} does not exist "
+            f"({source}={os.fspath(data_dir)!r}). "
             f"Put the official binary archive {CIFAR10_ARCHIVE} there ({CIFAR10_URL}), pass "
             f"download=True to fetch it, or use dataset='digits', which needs no download"
         )
@@ -214,7 +217,8 @@ def read_cifar10_archive(archive: str | os.PathLike) -> dict[str, tuple[np.ndarr
         raise
     except (tarfile.TarError, EOFError, OSError, _zlib_error()) as exc:
         raise ArchiveError(
-            f"{archive} cannot be read as a gzip-compressed tar archive ({type(exc).__name__}: {exc}); "
+            f"{archive} cannot be read as a gzip-compressed tar archive "
+            f"({type(exc).__name__}: {exc}); "
             f"it is truncated or corrupt: delete it and download {CIFAR10_ARCHIVE} again"
         ) from exc
     missing = sorted(Path(w).name for w in wanted if Path(w).name not in out)
@@ -243,7 +247,7 @@ def load_cifar10(
     Pixels become floats in ``[0, 255]`` in the archive's channel-major order (d = 3072).
     ``md5``/``sha256`` are the expected digests of the archive (``None`` skips one; tests pass
     the digests of the small archives they write). With ``download=True`` a missing archive is
-    fetched into ``data_dir`` (else ``$CIFAR10_DIR``, else :data:`DEFAULT_CACHE`) first.
+    fetched into ``data_dir`` (else ``$CIFAR10_DIR``, else ``DEFAULT_CACHE``) first.
     """
     if download:
         folder = data_dir if data_dir is not None else os.environ.get(CIFAR10_ENV, DEFAULT_CACHE)
@@ -258,14 +262,17 @@ def load_cifar10(
     train_lb = np.concatenate([parts[f][1] for f in CIFAR10_TRAIN_FILES])
     test_px, test_lb = parts[CIFAR10_TEST_FILE]
     info = {"archive": os.fspath(archive), "md5": md5, "sha256": sha256}
-    mk = lambda px, lb: ImageData(
-        px.astype(np.float64),
-        lb.astype(np.int64),
-        "cifar10",  # noqa: E731
-        CIFAR10_SHAPE,
-        CIFAR10_CLASSES,
-        {**info, "max_value": 255.0},
-    )
+
+    def mk(px, lb):
+        return ImageData(
+            px.astype(np.float64),
+            lb.astype(np.int64),
+            "cifar10",
+            CIFAR10_SHAPE,
+            CIFAR10_CLASSES,
+            {**info, "max_value": 255.0},
+        )
+
     return mk(train_px, train_lb), mk(test_px, test_lb)
 
 
@@ -369,7 +376,7 @@ def standardize(X_train: np.ndarray, X_test: np.ndarray, max_value: float, mode:
 
 
 def binary_labels(labels: np.ndarray, dataset: str) -> np.ndarray:
-    """``+1`` for the classes of :data:`POSITIVE_CLASSES[dataset]`, ``-1`` otherwise."""
+    """``+1`` for the classes of ``POSITIVE_CLASSES[dataset]``, ``-1`` otherwise."""
     pos = np.isin(labels, POSITIVE_CLASSES[dataset])
     return np.where(pos, 1.0, -1.0)
 

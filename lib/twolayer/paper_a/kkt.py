@@ -321,7 +321,7 @@ def deviations(net, W, X, y, sol: Problem3Solution, X_test) -> dict[str, np.ndar
     }
 
 
-# --- the three-point example (Paper A, Appendix B) -------------------------------------------------
+# --- the three-point example (Paper A, Appendix B) ------------------------------------------------
 
 THREE_POINT_GAMMA = 0.5
 

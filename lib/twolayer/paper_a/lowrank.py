@@ -87,7 +87,8 @@ class DataConstants:
 
     @property
     def e11c_condition(self) -> bool:
-        """Lemma E.11(c): ``||x_k||^2 >= 8 gamma^-2 n max_{i != k} |<x_i, x_k>|`` (checked with p)."""
+        """Lemma E.11(c): ``||x_k||^2 >= 8 gamma^-2 n max_{i != k} |<x_i, x_k>|`` (checked
+        with p)."""
         return self.R_min**2 >= 8.0 * self.n * self.p / self.gamma**2
 
     @property
@@ -302,9 +303,9 @@ def step1_lower_bound(W0: torch.Tensor, G: torch.Tensor, lr) -> np.ndarray:
 
 
 def loss_ratio(net, X: torch.Tensor, y: torch.Tensor):
-    """A metric for :func:`twolayer.paper_a.trainer.gradient_descent`: ``log max_{i,j} g_i / g_j`` with
-    ``g_i = sigmoid(-y_i f(x_i; W))`` (Lemma E.4 bounds the ratio by ``C_R``); the logarithm
-    stays finite when the ratio itself would overflow."""
+    """A metric for :func:`twolayer.paper_a.trainer.gradient_descent`:
+    ``log max_{i,j} g_i / g_j`` with ``g_i = sigmoid(-y_i f(x_i; W))`` (Lemma E.4 bounds the
+    ratio by ``C_R``); the logarithm stays finite when the ratio itself would overflow."""
     from torch.nn.functional import logsigmoid
 
     def metric(W: torch.Tensor) -> torch.Tensor:

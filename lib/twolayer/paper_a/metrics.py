@@ -5,7 +5,8 @@
   ``numerical_rank(W, tol)`` (singular values above ``tol * sigma_1``);
 * margins ``q_i = y_i f(x_i; W)``, normalised margins ``q_i / ||W||_F`` (the networks of
   Paper A are 1-homogeneous in ``W`` with the leaky ReLU) and ``W / min_i q_i``;
-* ``near_orthogonality(X, gamma)``: Theorem 3.2's assumption, see :mod:`twolayer.paper_a.assumptions`.
+* ``near_orthogonality(X, gamma)``: Theorem 3.2's assumption, see
+  :mod:`twolayer.paper_a.assumptions`.
 
 Every function returns its result on ``W``'s device (no host read), so it can serve as a
 metric of :func:`twolayer.paper_a.trainer.gradient_descent` on a GPU; NumPy inputs become CPU

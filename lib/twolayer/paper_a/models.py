@@ -180,6 +180,7 @@ class TwoLayerNet(nn.Module):
         self.c = nn.Parameter(torch.zeros((), dtype=dtype)) if bias else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The network's output for every row of ``x``."""
         z = x @ self.W.T
         if self.b is not None:
             z = z + self.b

@@ -33,7 +33,8 @@ import numpy as np
 import torch
 
 from ..common.seeds import derive
-from ..common.store import RunStore  # noqa: F401  (re-export)
+from ..common.store import RunStore
+from ..common.store import config_key as store_key  # noqa: F401 (re-export for the pages)
 from . import data as data_mod
 from .metrics import stable_rank
 from .models import LeakyNetwork
@@ -44,7 +45,8 @@ ARRAYS = ("steps", "stable_rank", "loss", "test_accuracy", "train_accuracy")
 
 
 def glorot_std(d: int, m: int) -> float:
-    """Standard deviation of Glorot-uniform ``U(-r, r)``, ``r = sqrt(6/(d + m))``: ``sqrt(2/(d+m))``."""
+    """Standard deviation of Glorot-uniform ``U(-r, r)``, ``r = sqrt(6/(d + m))``:
+    ``sqrt(2/(d+m))``."""
     return math.sqrt(2.0 / (d + m))
 
 
@@ -126,7 +128,7 @@ def run(
         W0 = torch.stack([_init(net, configs[i]) for i in idx])
         lr = torch.tensor([configs[i]["lr"] for i in idx], dtype=torch.float64)
 
-        def accuracy(Xs, ys):
+        def accuracy(Xs, ys, net=net):
             return lambda W: (torch.sign(net.forward(W, Xs)) == ys).to(W.dtype).mean(dim=-1)
 
         rec = log_spaced_steps(cfg0["steps"], cfg0["records"])

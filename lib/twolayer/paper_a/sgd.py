@@ -3,7 +3,8 @@
 The network is :class:`twolayer.paper_a.models.TwoLayerNet` generalised to ``k`` outputs and batched
 over ``B`` configurations (Paper A, Figure 2):
 
-    ``F_b(x) = a_b^T relu(W_b x + b_b) + c_b``,  ``W_b``: (m, d), ``b_b``: (m,), ``a_b``: (m, k), ``c_b``: (k,).
+    ``F_b(x) = a_b^T relu(W_b x + b_b) + c_b``,
+    ``W_b``: (m, d), ``b_b``: (m,), ``a_b``: (m, k), ``c_b``: (k,).
 
 All ``B`` configurations (here: initialisation scales) are stored as one tensor per parameter
 (``W`` is ``(B, m, d)``) and advance together as one tensor program with closed-form gradients
@@ -24,7 +25,8 @@ At the ``record_steps`` the history holds the stable rank of each first layer ``
 and test accuracy and loss. :func:`summarize`, :func:`halving_index`, :func:`separation_index`
 and :func:`rise_index` read a history the way the chapter ``notebooks/paper_a/real_images``
 (Figure 2) checks it. A non-finite or exploding minibatch loss stops the run with
-:class:`twolayer.paper_a.trainer.DivergenceError`, naming the step, the quantity and the configuration.
+:class:`twolayer.paper_a.trainer.DivergenceError`, naming the step, the quantity and the
+configuration.
 """
 
 from __future__ import annotations

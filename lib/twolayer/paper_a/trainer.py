@@ -21,7 +21,7 @@ there once) and a step never waits for the device. The divergence test runs on t
 per-configuration first bad step and the loss there are kept in device tensors and read by the
 host only at record steps, every ``check_every`` steps and at the end, so the error still names
 the exact step, configuration and quantity (the steps after it are wasted work, never
-recorded). :class:`_Steps` is the per-step program; ``tests/paper_a/test_device_discipline.py``
+recorded). ``_Steps`` is the per-step program; ``tests/paper_a/test_device_discipline.py``
 runs it on PyTorch's ``meta`` device, where any host synchronisation raises.
 """
 

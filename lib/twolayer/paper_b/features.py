@@ -190,7 +190,8 @@ def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: fl
         return on, off
 
     it = 0
-    for it in range(1, max_iter + 1):
+    while it < max_iter:
+        it += 1
         on, _ = violation(a)
         if on <= tol:  # optimal on the active set: add the most violating zero coefficient
             g = gradient(a)
@@ -311,11 +312,12 @@ def min_measure(
     the weighted Lasso (:func:`lasso_active_set`, exact) over ``grid`` directions of ``S_*``
     plus the teacher directions, then ``levels`` times (default 2 for ``r = 2``, 4 for
     ``r = 3``) over the current support and a local grid ``factor`` times finer (default 10
-    for ``r = 2``, 4 for ``r = 3``) around each cluster of support atoms. Every candidate set contains the previous support, so the value can
-    only fall (a level that rounding makes worse is discarded). The value is an upper bound of
-    the minimum over all measures (directions outside ``S_*`` are not searched), so gaps
-    computed with it are lower estimates of ``zeta``. Chapters ``paper_b/stage3`` and
-    ``paper_b/certificates`` (Lemmas 5, 6, 8, 9)."""
+    for ``r = 2``, 4 for ``r = 3``) around each cluster of support atoms. Every candidate set
+    contains the previous support, so the value can only fall (a level that rounding makes
+    worse is discarded). The value is an upper bound of the minimum over all measures
+    (directions outside ``S_*`` are not searched), so gaps computed with it are lower
+    estimates of ``zeta``. Chapters ``paper_b/stage3`` and ``paper_b/certificates``
+    (Lemmas 5, 6, 8, 9)."""
     B = teacher.info["basis"]
     r = B.shape[1]
     if factor is None:

@@ -96,8 +96,8 @@ def _run_epochs(state, ta, eta_x, lams, epoch_steps, record_every: int):
     total = 0
     for k, (lam_x, n_steps) in enumerate(zip(lams, epoch_steps)):
         starts.append(copy())
-        for t in range(n_steps):
-            record = t % record_every == 0
+        for t in range(n_steps + 1):  # as stage3: the last pass only records the epoch's end
+            record = t % record_every == 0 or t == n_steps
             L, (ga, gW, galpha, gbeta) = loss_and_grad_batched(
                 a, W, alpha, beta, ta, lam_x, want_loss=record
             )
@@ -111,6 +111,8 @@ def _run_epochs(state, ta, eta_x, lams, epoch_steps, record_every: int):
                 )
                 rec_meta.append((k, total))
                 rec_vals.append(xp.stack([L, reg, gn2]))
+            if t == n_steps:
+                break
             a -= eta_x[:, None] * ga
             W -= eta_x[:, None, None] * gW
             alpha -= eta_x * galpha

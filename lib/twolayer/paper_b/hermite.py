@@ -1,4 +1,4 @@
-"""Hermite expansions of ReLU and |x| (Paper B, Appendix A and Claim B.1).
+"""Hermite expansions of ReLU and ``|x|`` (Paper B, Appendix A and Claim B.1).
 
 Normalised probabilists' Hermite polynomials ``h_k = He_k / sqrt(k!)`` are orthonormal under
 ``N(0, 1)``; the coefficient of ``sigma`` is ``sigma_k = E[sigma(x) h_k(x)]``.
