@@ -401,7 +401,11 @@ def submit_runs(
     from tqdm import tqdm
 
     futures = {
-        client.submit(execute_run, str(nb), p, str(rd), kernel_name, warm=warm, pure=False): (nb, p, rd)
+        client.submit(execute_run, str(nb), p, str(rd), kernel_name, warm=warm, pure=False): (
+            nb,
+            p,
+            rd,
+        )
         for nb, p, rd in jobs
     }
     bar = tqdm(total=len(futures), desc=desc, disable=not progress, file=sys.stderr)

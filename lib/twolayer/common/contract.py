@@ -602,8 +602,9 @@ class Contract:
         applies=True,
         detail: str = "",
     ) -> None:
-        """A paper's statement, checked where ``applies`` (a :class:`~twolayer.common.checks.Hypothesis`, a list of
-        them, a bool or ``(bool, reason)``) holds; ``holds``/``value`` may be callables,
+        """A paper's statement, checked where ``applies`` (a
+        :class:`~twolayer.common.checks.Hypothesis`, a list of them, a bool or
+        ``(bool, reason)``) holds; ``holds``/``value`` may be callables,
         evaluated only then. Its outcome is ``checks[name]`` (``None``: not applicable).
         Returns nothing, so that a check cell shows no output."""
         return self._record(name, "theorem", holds, value, bound, op, statement, applies, detail)

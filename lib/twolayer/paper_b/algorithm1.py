@@ -1,7 +1,8 @@
 """Paper B's Algorithm 1 on the exact population loss.
 
-* :func:`~twolayer.paper_b.algorithm1.symmetric_init`: ``a_i = -a_{i+m/2} ~ Unif{+-sqrt(d)}``, ``w_i = w_{i+m/2} ~
-  Unif((1/sqrt m) S^{d-1})``, ``alpha = 0``, ``beta = 0``, so ``f(x; theta^(0)) = 0``.
+* :func:`~twolayer.paper_b.algorithm1.symmetric_init`: ``a_i = -a_{i+m/2} ~ Unif{+-sqrt(d)}``,
+  ``w_i = w_{i+m/2} ~ Unif((1/sqrt m) S^{d-1})``, ``alpha = 0``, ``beta = 0``,
+  so ``f(x; theta^(0)) = 0``.
 * :func:`stage1`: one gradient step ``theta^(1) = theta^(0) - eta_0 grad L_{lambda_0}``.
 * :func:`stage2`: the Lasso-type problem in ``a`` with ``W^(1)`` fixed and ``(alpha, beta)`` at
   their optimum ``(alpha^, beta^)`` (Claim B.1), solved by the paper's subgradient method
