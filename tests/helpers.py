@@ -110,7 +110,10 @@ BUILD_TIMEOUT = 840  # seconds; pytest-timeout (900 s) is the backstop
 def book_build(out: Path) -> Book:
     """``jupyter-book build . -W -n --keep-going`` into ``out`` with ``BOOK_PROFILE=smoke``:
     every Sphinx warning (a broken reference, a missing citation, a failed cell) fails."""
-    env = {**os.environ, "BOOK_PROFILE": "smoke"}
+    # MPLBACKEND (Agg for the tests' own processes) must not reach the book's kernels: under
+    # Agg, plt.show() displays nothing and the pages would have no figures
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    env["BOOK_PROFILE"] = "smoke"
     jb = Path(sys.executable).with_name("jupyter-book")
     proc = subprocess.run(
         [str(jb), "build", str(ROOT), "--path-output", str(out), "-W", "-n", "--keep-going"],

@@ -112,9 +112,17 @@ def test_corrupt_archive_with_its_checksum_is_refused_by_the_notebook(tmp_path):
     md5 = hashlib.md5(bytes(raw)).hexdigest()  # the checksum passes: decoding must refuse it
     with pytest.raises(pm.PapermillExecutionError) as err:
         run_chapter(
-            A / "real_images", tmp_path, dataset="cifar10", data_dir=str(bad), archive_md5=md5
+            A / "real_images",
+            tmp_path,
+            dataset="cifar10",
+            data_dir=str(bad),
+            archive_md5=md5,
+            n_train=200,  # what the small archive holds
         )
-    assert err.value.ename == "ArchiveError" and "corrupt" in err.value.evalue
+    assert err.value.ename == "ArchiveError" and "corrupt" in err.value.evalue, (
+        err.value.ename,
+        err.value.evalue,
+    )
 
 
 def test_generated_archive_runs_the_chapter(tmp_path):

@@ -83,6 +83,19 @@ def test_corrupt_archive_fails_checksum_and_decoding(archive, tmp_path):
         images.load_cifar10(bad.parent, md5=_md5(bad))
 
 
+def test_one_flipped_byte_is_caught_by_gzips_crc(archive, tmp_path):
+    """Random pixels compress into stored blocks: one flipped byte decodes into other pixels,
+    and only gzip's CRC-32 at the end of the stream (after the tar's last block) sees it."""
+    path, _, _ = archive
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    bad = tmp_path / "flipped" / images.CIFAR10_ARCHIVE
+    bad.parent.mkdir()
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ArchiveError, match="truncated or corrupt"):
+        images.load_cifar10(bad.parent, md5=_md5(bad))
+
+
 def test_truncated_archive(archive, tmp_path):
     path, _, _ = archive
     good_md5 = _md5(path)

@@ -455,6 +455,9 @@ class Contract:
         return value is self or isinstance(value, (types.ModuleType, types.FunctionType, type))
 
     def validate(self) -> Params:
+        """The page's parameters, checked and completed (see the module docstring): unknown
+        names, then ``None`` from the profile and the ``derive`` rules, then types, ranges and
+        constraints; one :class:`ParameterError` names the first bad parameter."""
         ns = self.namespace
         unknown = sorted(
             k

@@ -213,6 +213,11 @@ def read_cifar10_archive(archive: str | os.PathLike) -> dict[str, tuple[np.ndarr
                     if len(raw) != member.size:
                         raise ArchiveError(f"{member.name} in {archive} is truncated")
                     out[Path(member.name).name] = parse_records(raw, member.name)
+            # tarfile stops at the end-of-archive blocks, before gzip's trailer: read the
+            # stream to its end so that its CRC-32 is verified (a flipped byte inside the
+            # compressed data can otherwise decode silently into other pixels)
+            while tar.fileobj.read(1 << 20):
+                pass
     except ArchiveError:
         raise
     except (tarfile.TarError, EOFError, OSError, _zlib_error()) as exc:

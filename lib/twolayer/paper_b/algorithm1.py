@@ -25,6 +25,8 @@ from .teacher import Teacher
 
 
 def symmetric_init(d: int, m: int, seed: int) -> Net:
+    """Algorithm 1's symmetric initialization of ``m`` (even) neurons in dimension ``d``:
+    ``a_i = -a_{i+m/2}``, ``w_i = w_{i+m/2}``, so that the network is zero at ``theta^(0)``."""
     if m < 2 or m % 2:
         raise ValueError("m must be even and >= 2 for the symmetric initialization")
     rng = np.random.default_rng([seed, 3])
