@@ -80,8 +80,10 @@ def test_no_traceback_or_error_output(book):
         r"class=\"[^\"]*\berror\b|ParameterError|CheckFailed"
     )
     for page in book.html.rglob("*.html"):
-        if page.name in ("search.html", "genindex.html"):
+        if page.name in ("search.html", "genindex.html", "py-modindex.html"):
             continue
+        if page.relative_to(book.html).as_posix() == "book/api.html":
+            continue  # the library reference documents ParameterError and CheckFailed
         m = bad.search(_text(page))
         assert m is None, f"{page.relative_to(book.html)} shows {m.group(0)!r}"
 

@@ -14,13 +14,15 @@ import pytest
 from helpers import CHAPTERS, NOTEBOOKS, REPRESENTATIVE, execute
 
 KINDS = ("theorem", "observation", "sanity")
-RESULT_KEYS = {"params", "metrics", "checks", "check_details", "hypotheses"}
+RESULT_KEYS = {"params", "metrics", "checks", "check_details", "hypotheses", "environment"}
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_results_of_the_book_build(book, chapter):
     res = book.chapter_results(chapter)
     assert set(res) == RESULT_KEYS, sorted(res)
+    env = res["environment"]  # where the numbers come from
+    assert env["python"].count(".") == 2 and env["numpy"], env
     p = res["params"]
     # the book build runs with profile=None and BOOK_PROFILE=smoke: the profile comes from the
     # environment; the page's own seed; results go to the build's folder, not results_path
