@@ -62,11 +62,12 @@ sync: $(STAMP)
 	$(VENV)/bin/jupytext --sync notebooks/*/*.md
 
 # The robustness harness (issue 11): every chapter on 20 seeds no page uses and 4 random valid
-# parameter sets in the smoke profile, then 3 seeds and 1 random set in the book profile; the
+# parameter sets in the smoke profile (warm kernels, reset between runs), then 3 seeds and 1
+# random set in the book profile (a fresh kernel per run); the
 # table becomes the book's "Robustness" page (book/generated/robustness.md).
 ROBUSTNESS_OUT ?= runs/robustness
 robustness: $(STAMP)
-	$(PY) -m twolayer.robustness --profile smoke --seeds 20 --random 4 \
+	$(PY) -m twolayer.robustness --profile smoke --seeds 20 --random 4 --warm \
 		--out $(ROBUSTNESS_OUT)/smoke --markdown $(ROBUSTNESS_OUT)/smoke.md
 	$(PY) -m twolayer.robustness --profile book --seeds 3 --random 1 \
 		--out $(ROBUSTNESS_OUT)/book --markdown $(ROBUSTNESS_OUT)/book.md

@@ -354,6 +354,40 @@ def bench_figure1(
     }
 
 
+def bench_figure2_paper(device=None, steps: int = 10_000, records: int = 60) -> dict:
+    """Figure 2 at the paper profile's scale without CIFAR-10 (not downloadable here): SGD on
+    random data of CIFAR-10's shape (50 000 x 3072 training, 10 000 test images), width 512,
+    batch 32, the paper profile's five initialization scales trained together, for ``steps``
+    steps; the per-step and per-record (stable rank and accuracies on the full sets) costs
+    project the paper profile's 10^6 steps with ``records`` records."""
+    from .paper_a import sgd
+
+    device = torch.device(device) if device is not None else default_device()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50_000, 3072), dtype=np.float32)
+    y = rng.integers(0, 2, 50_000)  # two classes, cross-entropy as the chapter
+    Xt = rng.standard_normal((10_000, 3072), dtype=np.float32)
+    yt = rng.integers(0, 2, 10_000)
+    scales = (0.005, 0.02, 0.05, 0.2, 1.0)
+    common = dict(width=512, lr=0.01, batch_size=32, seed=0, device=device, progress=False)
+    # one record only (step 0), then the steps: the record's cost is timed separately
+    t = time.perf_counter()
+    sgd.train(X, y, Xt, yt, init_scales=scales, steps=0, record_steps=[0], **common)
+    record_s = time.perf_counter() - t
+    t = time.perf_counter()
+    sgd.train(X, y, Xt, yt, init_scales=scales, steps=steps, record_steps=[0], **common)
+    run_s = time.perf_counter() - t
+    per_step = max(run_s - record_s, 0.0) / steps
+    return {
+        "device": str(device),
+        "steps_timed": steps,
+        "seconds_timed": run_s,
+        "per_step_ms": 1e3 * per_step,
+        "per_record_s": record_s,
+        "paper_projection_s": 1_000_000 * per_step + records * record_s,
+    }
+
+
 def bench_population(
     target: float = 1e-3, n0: int = 200_000, repeats: int = 3, m: int = 100, d: int = 20
 ) -> dict:
@@ -521,32 +555,74 @@ def bench_paperb(
     }
 
 
-def bench_notebooks(profile: str = "book", build: bool = True) -> dict:
-    """Execute every chapter with papermill in ``profile`` (each in a fresh process, to read
-    its kernel's peak RSS), then time a whole ``jupyter-book build``."""
+def bench_notebooks(
+    profile: str = "book",
+    build: bool = True,
+    timeout: float | None = None,
+    chapters: list[str] | None = None,
+    progress_file: str | os.PathLike | None = None,
+) -> dict:
+    """Execute every chapter (or ``chapters``, e.g. ``paper_a/setting``) with papermill in
+    ``profile``, each in a fresh process (to read its kernel's peak RSS) and stopped after
+    ``timeout`` seconds; then, with ``build``, time a whole ``jupyter-book build``.
+    ``progress_file``: a JSON file updated (atomically) after each chapter; chapters it already
+    holds are not run again (a long paper-profile measurement resumes)."""
     import subprocess
     import tempfile
 
     code = (
         "import papermill as pm, resource, sys, time, json\n"
         "t = time.perf_counter()\n"
-        "pm.execute_notebook(sys.argv[1], sys.argv[2], parameters={'profile': sys.argv[3]},"
+        "try:\n"
+        "    pm.execute_notebook(sys.argv[1], sys.argv[2], parameters={'profile': sys.argv[3]},"
         " cwd=sys.argv[4], progress_bar=False, kernel_name='python3')\n"
-        "print(json.dumps({'seconds': time.perf_counter() - t,"
+        "    err = None\n"
+        "except pm.PapermillExecutionError as exc:\n"
+        "    err = f'{exc.ename}: {exc.evalue}'[:400]\n"
+        "print(json.dumps({'seconds': time.perf_counter() - t, 'error': err,"
         " 'rss_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))\n"
     )
+    done: dict = {}
+    if progress_file is not None and Path(progress_file).exists():
+        done = json.loads(Path(progress_file).read_text()).get("chapters", {})
     out = {}
+    notebooks = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
+    if chapters:
+        notebooks = [nb for nb in notebooks if f"{nb.parent.name}/{nb.stem}" in chapters]
     with tempfile.TemporaryDirectory() as tmp:
-        for nb in sorted((ROOT / "notebooks").glob("*/*.ipynb")):
-            res = subprocess.run(
-                [sys.executable, "-c", code, str(nb), f"{tmp}/{nb.name}", profile, str(nb.parent)],
-                capture_output=True,
-                text=True,
-            )
-            if res.returncode != 0:
-                out[nb.stem] = {"error": res.stderr.strip().splitlines()[-1:]}
+        for nb in notebooks:
+            key = f"{nb.parent.name}/{nb.stem}"
+            if key in done:
+                out[key] = done[key]
                 continue
-            out[nb.stem] = json.loads(res.stdout.strip().splitlines()[-1])
+            t0 = time.perf_counter()
+            try:
+                res = subprocess.run(
+                    [
+                        sys.executable,
+                        "-c",
+                        code,
+                        str(nb),
+                        f"{tmp}/{nb.name}",
+                        profile,
+                        str(nb.parent),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
+                if res.returncode != 0:
+                    out[key] = {"error": (res.stderr.strip().splitlines() or ["?"])[-1]}
+                else:
+                    out[key] = json.loads(res.stdout.strip().splitlines()[-1])
+            except subprocess.TimeoutExpired:
+                out[key] = {
+                    "error": f"did not finish in {timeout:.0f} s",
+                    "seconds": None,
+                    "timed_out_after": time.perf_counter() - t0,
+                }
+            if progress_file is not None:
+                atomic_write_json(progress_file, {"profile": profile, "chapters": out})
         book = None
         if build:
             t = time.perf_counter()
@@ -558,12 +634,15 @@ def bench_notebooks(profile: str = "book", build: bool = True) -> dict:
                 env={**os.environ, "BOOK_PROFILE": profile},
             )
             book = time.perf_counter() - t if res.returncode == 0 else None
-    ok = {k: v for k, v in out.items() if "seconds" in v}
+    ok = {k: v for k, v in out.items() if v.get("seconds") is not None and not v.get("error")}
     largest = max(ok, key=lambda k: ok[k]["rss_mb"]) if ok else None
     return {
         "profile": profile,
-        "notebook_seconds": {k: v.get("seconds") for k, v in out.items()},
-        "failed": {k: v["error"] for k, v in out.items() if "error" in v},
+        "notebook_seconds": {
+            k: v.get("seconds") if not v.get("error") else None for k, v in out.items()
+        },
+        "notebook_rss_mb": {k: v.get("rss_mb") for k, v in out.items()},
+        "failed": {k: v["error"] for k, v in out.items() if v.get("error")},
         "book_seconds": book,
         "peak_rss_mb": ok[largest]["rss_mb"] if largest else None,
         "peak_rss_notebook": largest,
@@ -615,11 +694,15 @@ TARGETS = {
     "book_seconds": 900.0,
 }
 LOWER_IS_BETTER = {"book_seconds"}
-PARTS = ("trainer", "naive", "figure1", "population", "paperb", "notebooks")
+PARTS = ("trainer", "naive", "figure1", "figure2", "population", "paperb", "notebooks")
 
 
 def run(
-    only: set[str] | None = None, naive_configs: int = 4, profile: str = "book", device=None
+    only: set[str] | None = None,
+    naive_configs: int = 4,
+    profile: str = "book",
+    device=None,
+    notebook_options: dict | None = None,
 ) -> dict:
     device = torch.device(device) if device is not None else default_device()
     if device.type == "cuda":
@@ -641,12 +724,14 @@ def run(
         res["naive"] = bench_batched_vs_naive(naive_configs=naive_configs, device=device)
     if want("figure1"):
         res["figure1"] = bench_figure1(device=device, peak=peaks["float64"])
+    if want("figure2"):
+        res["figure2"] = bench_figure2_paper(device=device)
     if want("population"):
         res["population"] = bench_population()
     if want("paperb"):
         res["paperb"] = bench_paperb(device=device)
     if want("notebooks"):
-        res["notebooks"] = bench_notebooks(profile)
+        res["notebooks"] = bench_notebooks(profile, **(notebook_options or {}))
     res["summary"] = summary(res)
     return res
 
@@ -667,6 +752,9 @@ def summary(res: dict) -> dict:
         s["batched_speedup_vs_naive"] = res["naive"]["batched_speedup_vs_naive"]
     if res.get("figure1"):
         s["figure1_sweep_efficiency"] = res["figure1"]["figure1_sweep_efficiency"]
+    if res.get("figure2"):
+        s["figure2_paper_projection_hours"] = res["figure2"]["paper_projection_s"] / 3600
+        s["figure2_per_step_ms"] = res["figure2"]["per_step_ms"]
     if res.get("population"):
         s["population_grad_speedup_vs_mc"] = res["population"]["population_grad_speedup_vs_mc"]
     if res.get("paperb"):
@@ -775,11 +863,21 @@ def main(argv=None) -> int:
         choices=["smoke", "book", "paper"],
         help="profile for the notebook timings",
     )
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per notebook")
+    ap.add_argument("--chapters", help="comma-separated, e.g. paper_a/setting (notebooks)")
+    ap.add_argument("--no-build", action="store_true", help="notebooks only, no book build")
+    ap.add_argument("--progress", help="JSON file updated per notebook; resumes from it")
     args = ap.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
     if only and not only <= set(PARTS):
         ap.error(f"--only takes a subset of {','.join(PARTS)}; got {args.only}")
-    res = run(only, args.naive_configs, args.profile, device=args.device)
+    nb_opts = {
+        "timeout": args.timeout,
+        "chapters": args.chapters.split(",") if args.chapters else None,
+        "build": not args.no_build,
+        "progress_file": args.progress,
+    }
+    res = run(only, args.naive_configs, args.profile, device=args.device, notebook_options=nb_opts)
     print(table(res))
     if args.json:
         atomic_write_json(args.json, res)
