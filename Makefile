@@ -49,6 +49,7 @@ lint: $(STAMP)
 # mutant of kkt, population, trainer, metrics, assumptions and sweep.is_done/gather must make
 # a unit test fail; the survivors are listed (slow: minutes).
 mutate: $(STAMP)
+	$(PY) -m pip install --quiet "mutmut>=3.3,<4"
 	$(PY) tests/mutate.py
 
 chromium:
