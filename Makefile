@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test unit test-full lint mutate chromium sync bench robustness clean
+.PHONY: book paper paper-times test unit test-full lint mutate chromium sync bench robustness clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,17 @@ $(STAMP): requirements.txt pyproject.toml
 book: $(STAMP)
 	$(VENV)/bin/jupyter-book build . --keep-going
 	@echo "Open _build/html/index.html in a browser."
+
+# The site at the papers' scale (hours on 2 cores: see the book's "Execution times"). Executed
+# notebooks are cached per profile, so an interrupted build resumes with what finished.
+paper: $(STAMP)
+	BOOK_PROFILE=paper $(VENV)/bin/jupyter-book build . --keep-going
+
+# Each chapter's paper profile alone, timed with its peak memory (resumable, 1 hour cap per
+# chapter); `python -m twolayer.bench --only figure2` times Figure 2's training at its scale.
+paper-times: $(STAMP)
+	$(PY) -m twolayer.bench --only notebooks --profile paper --no-build --timeout 3600 \
+		--progress runs/paper_profile.json --json runs/paper_profile_bench.json
 
 # Every test (see tests/conftest.py): ruff (lint and format check), the unit tests, every
 # chapter once in a strict smoke build of the whole book (its HTML and each chapter's results

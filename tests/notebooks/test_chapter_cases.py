@@ -6,7 +6,9 @@ chapter's data handling through the notebook (the loader itself: tests/paper_a/t
 from __future__ import annotations
 
 import hashlib
+import json
 
+import nbformat
 import numpy as np
 import papermill as pm
 import pytest
@@ -53,6 +55,26 @@ def test_gradient_flow_other_parameters_certify_every_item(tmp_path):
         if d["kind"] == "theorem" and (d["statement"] or "").startswith("a-thm-3-2")
     }
     assert thm and all(v is True for v in thm.values()), thm
+
+
+def test_gradient_flow_outside_the_assumption_builds_and_says_so(tmp_path):
+    """gap = 1.5: the data break Theorem 3.2's near-orthogonality. The page still runs, the
+    theorem's checks on those data are recorded as not applicable with the reason, none is
+    false, and the page's glued sentence says that the theorem does not cover them."""
+    res = run_chapter(A / "gradient_flow", tmp_path, gap=1.5, seed=4)
+    hyp = res["hypotheses"]["near_orthogonality"]
+    assert hyp["holds"] is False and hyp["value"] > 1, hyp
+    _no_failed_check(res)
+    na = {
+        k: d
+        for k, d in res["check_details"].items()
+        if d["kind"] == "theorem" and res["checks"][k] is None
+    }
+    assert len(na) >= 5, sorted(na)  # items 1-7 on the page's data
+    assert all(d["reason"] for d in na.values())
+    out = nbformat.read(tmp_path / "gradient_flow-out.ipynb", as_version=4)
+    glued = json.dumps([o for c in out.cells if c.cell_type == "code" for o in c.outputs])
+    assert "near_orthogonality" in glued and "does not cover these parameters" in glued
 
 
 def test_stage3_with_another_teacher(tmp_path):

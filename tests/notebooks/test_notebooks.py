@@ -97,6 +97,13 @@ def test_parameters_cell_and_colab_install(md):
     assert re.search(r"^profile\s*:[^=\n]*=\s*None\b", cell.source, flags=re.M), (
         "profile must default to None (read from $BOOK_PROFILE)"
     )
+    # papermill reads every one of them, with its type (`--help-notebook`; its parser does not
+    # read `X | None`, hence `Union[X, None]`)
+    from papermill.translators import PythonTranslator
+
+    inferred = {p.name: p for p in PythonTranslator.inspect(cell)}
+    assert set(inferred) == names, f"papermill cannot read {sorted(names - set(inferred))}"
+    assert all(p.inferred_type_name != "None" for p in inferred.values()), inferred
     url = book_config()["repository"]["url"]
     assert "twolayer" in code[0].source and f"git+{url}" in code[0].source, (
         "the first code cell must install twolayer from the repository in _config.yml"
