@@ -25,8 +25,8 @@ CPU64 = torch.empty(0, dtype=F64)
 
 
 def ref_loss(net, teacher):
-    U, n = kernels._unit(net.W)
-    Us, ns = kernels._unit(teacher.W)
+    U, n = kernels.unit_rows(net.W)
+    Us, ns = kernels.unit_rows(teacher.W)
     c, cs = net.a * n, teacher.a * ns
     ff = (
         c @ kernels.k1(U @ U.T) @ c
@@ -40,8 +40,8 @@ def ref_loss(net, teacher):
 
 
 def ref_grad(net, teacher, lam=0.0):
-    U, n = kernels._unit(net.W)
-    Us, ns = kernels._unit(teacher.W)
+    U, n = kernels.unit_rows(net.W)
+    Us, ns = kernels.unit_rows(teacher.W)
     a, c, cs = net.a, net.a * n, teacher.a * ns
     T = kernels._clip(U @ U.T)
     Ts = kernels._clip(U @ Us.T)

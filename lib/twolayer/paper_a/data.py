@@ -206,6 +206,22 @@ def noisy_xor(
 # --- data with a prescribed Gram matrix, and exact low-dimensional coordinates ------------------
 
 
+def points_with_gram(norms: np.ndarray, c: float, d: int, rng, what: str = "") -> np.ndarray:
+    """``n`` points in ``R^d`` (``d >= n``) with norms ``norms`` and every off-diagonal inner
+    product ``+-c`` (random signs from ``rng``): a symmetric square root of that Gram matrix
+    placed in ``R^d`` by a random orthonormal frame. Raises when the Gram matrix is not
+    positive definite (``what`` names the configuration in the message)."""
+    n = len(norms)
+    S = np.triu(random_signs(n * n, rng).reshape(n, n), 1)
+    G = c * (S + S.T) + np.diag(np.asarray(norms, dtype=np.float64) ** 2)
+    evals, evecs = np.linalg.eigh(G)
+    if evals.min() <= 1e-12 * evals.max():
+        raise ValueError(f"the Gram matrix is not positive definite for {what}")
+    root = (evecs * np.sqrt(evals)) @ evecs.T  # symmetric square root: root @ root.T = G
+    frame, _ = np.linalg.qr(rng.standard_normal((d, n)))
+    return root @ frame.T
+
+
 def constructed_gram(
     n: int,
     d: int,
@@ -238,14 +254,7 @@ def constructed_gram(
     norms = rng.uniform(lo, hi, size=n) if hi > lo else np.full(n, lo)
     rmin, rmax = norms.min(), norms.max()
     c = ratio * gamma**3 * rmin**4 / (3.0 * n * rmax**2)
-    S = np.triu(random_signs(n * n, rng).reshape(n, n), 1)
-    G = c * (S + S.T) + np.diag(norms**2)
-    evals, evecs = np.linalg.eigh(G)
-    if evals.min() <= 1e-12 * evals.max():
-        raise ValueError(f"the Gram matrix is not positive definite for ratio={ratio} (n={n})")
-    root = (evecs * np.sqrt(evals)) @ evecs.T  # symmetric square root: root @ root.T = G
-    frame, _ = np.linalg.qr(rng.standard_normal((d, n)))
-    X = root @ frame.T
+    X = points_with_gram(norms, c, d, rng, f"ratio={ratio} (n={n})")
     labels = random_signs(n, rng) if y is None else np.asarray(y, dtype=np.float64)
     if labels.shape != (n,) or not np.all(np.abs(labels) == 1):
         raise ValueError("y must be a vector of n entries in {-1, +1}")

@@ -49,7 +49,7 @@ import numpy as np
 import torch
 
 from .assumptions import data_statistics
-from .data import Dataset, _check_pos_int, _rng, random_signs
+from .data import Dataset, _check_pos_int, _rng, points_with_gram, random_signs
 
 
 @dataclass(frozen=True)
@@ -152,14 +152,7 @@ def constructed_data(
     R2 = (rmax / rmin) ** 2
     C_R = 10.0 * R2 / gamma**2 + 10.0
     c = ratio * gamma**2 * rmin**2 / (5.0 * C_R * R2 * n)
-    S = np.triu(random_signs(n * n, rng).reshape(n, n), 1)
-    G = c * (S + S.T) + np.diag(norms**2)
-    evals, evecs = np.linalg.eigh(G)
-    if evals.min() <= 1e-12 * evals.max():  # pragma: no cover - impossible for ratio <= 1
-        raise ValueError("the Gram matrix is not positive definite")
-    root = (evecs * np.sqrt(evals)) @ evecs.T
-    frame, _ = np.linalg.qr(rng.standard_normal((d, n)))
-    X = root @ frame.T
+    X = points_with_gram(norms, c, d, rng, f"ratio={ratio} (n={n})")
     y = random_signs(n, rng)
     return Dataset(
         X,

@@ -96,8 +96,7 @@ def relu_ge_prime(z, ell: int):
 
 
 def _unit(W):
-    W = np.atleast_2d(np.asarray(W, dtype=np.float64))
-    return W / np.linalg.norm(W, axis=1, keepdims=True)
+    return kernels.unit_rows(np.atleast_2d(np.asarray(W, dtype=np.float64)))[0]
 
 
 def _cos(W: np.ndarray, U: np.ndarray) -> np.ndarray:

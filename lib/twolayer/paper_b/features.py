@@ -19,19 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import kappa2
+from .kernels import kappa2, unit_rows
 from .population import Net, loss_ge2
 from .teacher import Teacher, angles_up_to_sign
 
 
-def _unit(W):
-    n = np.linalg.norm(W, axis=1)
-    return W / np.maximum(n, 1e-300)[:, None], n
-
-
 def angles(net: Net, teacher: Teacher) -> np.ndarray:
     """``(m, m_*)`` angles up to sign between every student and every teacher neuron."""
-    return angles_up_to_sign(_unit(net.W)[0], _unit(teacher.W)[0])
+    return angles_up_to_sign(unit_rows(net.W)[0], unit_rows(teacher.W)[0])
 
 
 def partition(net: Net, teacher: Teacher):
@@ -64,8 +59,8 @@ def average_neurons(net: Net, teacher: Teacher) -> np.ndarray:
     """``v_i = sum_{j in T_i} a_j ||w_j|| s_j wbar_j`` (rows), with ``s_j = sign(wbar_j.w*_i)``
     so that a neuron near ``-w*_i`` counts towards ``+w*_i`` (their ``relu_{>=2}`` features
     coincide). Compare with ``a*_i w*_i``."""
-    U, n = _unit(net.W)
-    Us, _ = _unit(teacher.W)
+    U, n = unit_rows(net.W)
+    Us, _ = unit_rows(teacher.W)
     owner, _ = partition(net, teacher)
     s = np.sign(np.sum(U * Us[owner], 1))
     V = np.zeros_like(teacher.W)

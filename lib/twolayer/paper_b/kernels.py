@@ -49,6 +49,7 @@ def relu_ge2(z):
     return relu(z) - INV_SQRT_2PI - 0.5 * z
 
 
-def _unit(W, tiny=1e-300):
+def unit_rows(W, tiny=1e-300):
+    """``(W / ||w_i||, ||w_i||)`` row by row (a zero row stays zero)."""
     n = np.linalg.norm(W, axis=-1)
     return W / np.maximum(n, tiny)[..., None], n

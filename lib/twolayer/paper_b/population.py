@@ -39,7 +39,7 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-from .kernels import INV_SQRT_2PI, _unit, kappa2, relu
+from .kernels import INV_SQRT_2PI, kappa2, relu, unit_rows
 from .teacher import Teacher
 
 TWO_PI = 2.0 * math.pi
@@ -188,7 +188,7 @@ def teacher_arrays(
     d = max([t.d for t in ts] + [d or 0])
     U, c, norm2 = np.zeros((len(ts), k, d)), np.zeros((len(ts), k)), np.zeros(len(ts))
     for b, t in enumerate(ts):
-        Ub, nb = _unit(t.W)
+        Ub, nb = unit_rows(t.W)
         U[b, : t.m, : t.d], c[b, : t.m], norm2[b] = Ub, t.a * nb, t.target_norm2()
     return TeacherArrays(_like(U, like), _like(c, like), _like(norm2, like))
 
@@ -350,7 +350,7 @@ def loss_ge2(net: Net, teacher: Teacher) -> float:
     Computed as ``c^T kappa2(U U^T) c`` over the student's and the teacher's unit directions
     ``U`` with weights ``c = (a ||w||, -a* ||w*||)``.
     """
-    U = np.concatenate([_unit(net.W)[0], _unit(teacher.W)[0]])
+    U = np.concatenate([unit_rows(net.W)[0], unit_rows(teacher.W)[0]])
     c = np.concatenate(
         [net.a * np.linalg.norm(net.W, axis=1), -teacher.a * np.linalg.norm(teacher.W, axis=1)]
     )

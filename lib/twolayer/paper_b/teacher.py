@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kernels import INV_SQRT_2PI, _unit, kappa2, relu
+from .kernels import INV_SQRT_2PI, kappa2, relu, unit_rows
 
 
 @dataclass
@@ -70,7 +70,7 @@ class Teacher:
 
     def target_norm2(self) -> float:
         """``E[y~^2] = sum_ij a_i a_j ||w_i|| ||w_j|| kappa2(t_ij)``."""
-        U, n = _unit(self.W)
+        U, n = unit_rows(self.W)
         c = self.a * n
         return float(c @ kappa2(U @ U.T) @ c)
 
