@@ -440,7 +440,8 @@ def _paperb_grad_before(net, teacher, lam: float = 0.0):
     """Paper B's gradient as :func:`twolayer.paper_b.population.grad` computed it before issue 15
     (NumPy only; ``arccos`` and ``sqrt(1 - t^2)`` evaluated twice per pair of neurons): the
     baseline of ``paperb_grad_seconds``. Returns ``(ga, gW, galpha, gbeta)``."""
-    from .paper_b.kernels import INV_SQRT_2PI, _clip, _unit, k1, kappa2
+    from .paper_b.kernels import INV_SQRT_2PI, _clip, k1, kappa2
+    from .paper_b.kernels import unit_rows as _unit
 
     U, n = _unit(net.W)
     Us, ns = _unit(teacher.W)
