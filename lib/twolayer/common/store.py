@@ -20,6 +20,8 @@ configuration). Typical use::
     for cfg, arrays, metrics in compute(todo):
         store.save(cfg, arrays, metrics)
     arrays, metrics = store.load(configs[0])
+
+Chapter: ``paper_a/figure1`` (the runs of Figure 1, resumable; ``twolayer.sweep`` fills it).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@
 
 All functions take and return torch tensors and are computed without overflow for any
 finite input (``log((1 + e^z)/2) = softplus(z) - log 2``).
+
+Chapter: ``paper_a/setting``; every Paper A chapter through :mod:`twolayer.paper_a.models`.
 """
 
 from __future__ import annotations

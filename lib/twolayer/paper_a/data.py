@@ -17,6 +17,9 @@ the same bits on the same machine.
   :func:`noisy_xor_test_coordinates` -- Gaussian and noisy-XOR samples given by their exact
   coordinates in a low-dimensional subspace containing them (Bartlett decomposition), so that
   ``d`` may be huge at no cost.
+
+Chapters: ``paper_a/setting``, ``paper_a/gradient_flow``, ``paper_a/one_step_low_rank`` (and the
+others through the library's runners).
 """
 
 from __future__ import annotations

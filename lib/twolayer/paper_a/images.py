@@ -15,6 +15,8 @@
 Errors are explicit: :class:`DatasetUnavailable` (a ``FileNotFoundError``) when the archive is
 absent, :class:`ArchiveError` (a ``ValueError``) when it is truncated, corrupt or fails its
 checksum.
+
+Chapter: ``paper_a/real_images``.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ Notation (Paper A, Section 3; Problems (1) and (3) are our reconstruction, see t
   ``8/(4 eps + 5)`` and ``8/5``).
 
 Solvers: cvxpy with Clarabel (an interior-point method), tolerances ``1e-10``.
+
+Chapters: ``paper_a/gradient_flow``, ``paper_a/kkt_not_max_margin`` (and ``paper_a/noisy_xor``
+through :mod:`twolayer.paper_a.flow`).
 """
 
 from __future__ import annotations

@@ -8,6 +8,9 @@
 For loss-normalised gradient descent (a time change of gradient flow, see the trainer) we
 also need ``g_i / L`` without forming ``L`` (which underflows at large margins): it is
 computed in log space from ``log g_i`` and ``log ell(q_i)``.
+
+Used by every Paper A chapter through the trainers (:mod:`twolayer.paper_a.trainer`,
+:mod:`twolayer.paper_a.sgd`).
 """
 
 from __future__ import annotations

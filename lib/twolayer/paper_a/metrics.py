@@ -11,6 +11,9 @@
 Every function returns its result on ``W``'s device (no host read), so it can serve as a
 metric of :func:`twolayer.paper_a.trainer.gradient_descent` on a GPU; NumPy inputs become CPU
 float64 tensors.
+
+Used by ``paper_a/one_step_low_rank``, ``paper_a/figure1`` and ``paper_a/real_images`` through
+the library's runners.
 """
 
 from __future__ import annotations

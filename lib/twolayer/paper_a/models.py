@@ -6,6 +6,9 @@
   Every method is batched over leading axes of ``W`` (a batch of configurations ``(B, m, d)``).
 * :class:`TwoLayerNet` -- a general ``torch.nn.Module``: ``f(x) = a . phi(W x + b) + c`` with a
   trainable second layer and optional biases (Paper A, Figure 2's ReLU networks).
+
+Chapters: ``paper_a/setting``, ``paper_a/gradient_flow``, ``paper_a/kkt_not_max_margin``,
+``paper_a/noisy_xor`` (and the others through the runners).
 """
 
 from __future__ import annotations

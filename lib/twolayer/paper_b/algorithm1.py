@@ -9,6 +9,9 @@
   (:func:`stage2_subgradient`) or by cvxpy (:func:`stage2_cvxpy`), then :func:`balance`.
 * :func:`stage3`: epochs of full gradient descent on ``L_{lambda_k}`` with ``lambda`` halved
   after every epoch.
+
+Chapters: ``paper_b/stage2``, ``paper_b/stage3``, ``paper_b/frozen``, ``paper_b/certificates``,
+``paper_b/samples`` (``paper_b/stage1`` through :mod:`twolayer.paper_b.early_stages`).
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ construction. The certificate is ``eta(w) = E[p(x) relu_{>=2}(w.x)]`` for unit `
 ``p(x) = Z_l^{-2} (sum_j alpha_j relu_{>=l}(u_j.x) + sum_j (b_j.x) relu_{>=l}'(u_j.x))``,
 
 ``relu_{>=l} = relu - sum_{k<l} sigma_k h_k``, and ``||p||^2 = sum_j alpha_j sign(a*_j) / Z_l^2``.
+
+Chapters: ``paper_b/certificates``, ``paper_b/stage3``.
 """
 
 from __future__ import annotations
