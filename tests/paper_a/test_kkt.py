@@ -179,3 +179,88 @@ def test_three_point_table():
         assert r["err_printed"] < TOL and r["err_system"] < TOL and r["err_closed_form"] < TOL
         assert r["margin2"] > r["margin3"] and r["nmargin_z"] < r["nmargin_zstar"]
         assert 1 < r["z_ratio"] <= kkt.z_bound(1, 1, kkt.THREE_POINT_GAMMA)
+
+
+# --- against their definitions, computed here row by row (mutation testing found the formulas
+# of kkt_residual, certify's newer measures and deviations unpinned) --------------------------
+
+
+def _perturbed(sol, scale=0.05, seed=5):
+    rng = np.random.default_rng(seed)
+    return 2.0 * sol.W + scale * rng.standard_normal(sol.W.shape)
+
+
+def _reference_residual(net, W, X, y):
+    from scipy.optimize import nnls
+
+    Wt, Xt, yt = (torch.as_tensor(np.asarray(a, dtype=np.float64)) for a in (W, X, y))
+    q = net.margins(Wt, Xt, yt).numpy()
+    Wn = np.asarray(W) / q.min()
+    a = net.a(torch.as_tensor(Wn)).numpy()
+    cols = []
+    for i in range(len(y)):
+        pre = Wn @ X[i]
+        dphi = np.where(pre >= 0, 1.0, net.gamma)  # phi'(0) = 1, as the library's convention
+        cols.append((y[i] * (a * dphi)[:, None] * X[i][None, :]).ravel())
+    lam, res = nnls(np.array(cols).T, Wn.ravel())
+    stat = res / np.linalg.norm(Wn)
+    slack = lam @ (q / q.min() - 1) / lam.sum()
+    return stat, slack
+
+
+def test_kkt_residual_matches_its_definition(problem):
+    ds, sol = problem
+    net = models.LeakyNetwork(3, 2, gamma=0.5)
+    W = _perturbed(sol)
+    got = kkt.kkt_residual(net, W, ds.X, ds.y)
+    stat, slack = _reference_residual(net, W, ds.X, ds.y)
+    assert got["stationarity"] == pytest.approx(stat, rel=1e-9)
+    assert got["slackness"] == pytest.approx(slack, rel=1e-9, abs=1e-15)
+    assert got["residual"] == max(got["stationarity"], got["slackness"])
+    assert got["stationarity"] > 1e-3 and got["slackness"] > 0  # not a KKT point
+    with pytest.raises(ValueError, match="does not separate"):  # a zero margin
+        kkt.kkt_residual(net, 0.0 * sol.W, ds.X, ds.y)
+
+
+def test_certify_newer_measures_match_their_definitions(problem):
+    ds, sol = problem
+    net = models.LeakyNetwork(3, 2, gamma=0.5)
+    z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
+    Xt = np.random.default_rng(2).standard_normal((300, ds.d))
+    W = _perturbed(sol, scale=0.2)
+    c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+    q = net.margins(torch.as_tensor(W), torch.as_tensor(ds.X), torch.as_tensor(ds.y)).numpy()
+    Wn = W / q.min()
+    v, u = Wn[:3].mean(axis=0), Wn[3:].mean(axis=0)
+    norms = np.array([np.linalg.norm(x) for x in ds.X])
+    signs = np.minimum(ds.y * (ds.X @ v), -ds.y * (ds.X @ u)) / norms
+    assert c["sign_pattern_min"] == pytest.approx(signs.min(), rel=1e-10)
+    slack = max(np.linalg.norm(v - sol.v), np.linalg.norm(u - sol.u))
+    assert c["sign_pattern_slack"] == pytest.approx(slack, rel=1e-10)
+    delta = Wn - sol.W
+    assert c["dist_op"] == pytest.approx(np.linalg.norm(delta, 2), rel=1e-10)
+    f_star = net(torch.as_tensor(sol.W), torch.as_tensor(Xt)).numpy()
+    guaranteed = np.mean(np.abs(f_star) > c["dist_op"] * np.linalg.norm(Xt, axis=1))
+    assert c["sign_margin_bound"] == pytest.approx(guaranteed)
+    assert 0 < c["sign_margin_bound"] < 1  # the perturbation leaves some points unguaranteed
+    lo, hi = kkt.multiplier_bounds(ds.X, 0.5)
+    lam, _ = kkt.multipliers_from_vu(v, u, ds.X, ds.y, 5, 0.5)
+    assert c["lambda_in_range"] == bool(lam.min() > lo and lam.max() < hi)
+    assert c["lambda_min"] == pytest.approx(lam.min()) and c["lambda_max"] == pytest.approx(
+        lam.max()
+    )
+
+
+def test_deviations_equal_certify_run_by_run(problem):
+    ds, sol = problem
+    net = models.LeakyNetwork(3, 2, gamma=0.5)
+    z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
+    Xt = np.random.default_rng(3).standard_normal((200, ds.d))
+    Ws = np.stack([_perturbed(sol, 0.1, s) for s in range(3)] + [-sol.W])
+    dev = kkt.deviations(net, Ws, ds.X, ds.y, sol, Xt)
+    for b in range(3):
+        c = kkt.certify(net, Ws[b], ds.X, ds.y, sol, z_star, Xt)
+        for k in ("margin_max_dev", "row_collapse", "rank_ratio", "dist_to_convex"):
+            assert dev[k][b] == pytest.approx(c[k], rel=1e-9, abs=1e-14), k
+        assert dev["sign_disagreement"][b] == pytest.approx(1 - c["sign_agreement"])
+    assert all(np.isnan(dev[k][3]) for k in kkt.DEVIATIONS)  # -W* does not separate
