@@ -105,6 +105,12 @@ SLOW_UNIT = {
     "tests/paper_b/test_population.py::test_gradient_matches_autograd_of_sampled_loss",
     "tests/paper_a/test_activations.py::test_smoothed_value_accurate_up_to_softplus_threshold",
     "tests/paper_a/test_images.py::test_digits_stand_in",
+    "tests/entry_points/test_xdist_groups.py::test_loadgroup_keeps_a_group_on_one_worker",
+    "tests/entry_points/test_sweep_unit.py::test_cli_unreachable_scheduler_exits_two",
+    "tests/paper_a/test_assumptions_sweep.py::test_log_exponent_defaults_order_and_interval",
+    "tests/paper_a/test_flow.py::test_flow_to_tolerance_reaches_tol_from_the_measured_rate",
+    "tests/paper_a/test_flow.py::test_normalized_flow_matches_trainer_per_configuration_steps_and_data",
+    "tests/paper_a/test_device_discipline.py::test_step_runs_on_meta_without_host_reads",
 }
 UNIT_DIRS = ("common", "paper_a", "paper_b", "entry_points")
 # fixtures that mean "this test runs notebooks on the shared Dask cluster"
