@@ -51,10 +51,10 @@ unit: $(STAMP)
 test-full: $(STAMP) chromium
 	BOOK_PROFILE=smoke $(PY) -m pytest $(XDIST) -m "full or not full"
 
-# ruff over the library, the tests and the notebooks (settings in pyproject.toml).
+# ruff over the library, the tests, the notebooks and the book's Sphinx extension.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check lib tests notebooks
-	$(VENV)/bin/ruff format --check lib tests notebooks
+	$(VENV)/bin/ruff check lib tests notebooks book/_ext
+	$(VENV)/bin/ruff format --check lib tests notebooks book/_ext
 
 # Mutation testing of the numerical core and the sweep's resume logic (tests/mutate.py): every
 # mutant of kkt, population, trainer, metrics, assumptions and sweep.is_done/gather must make

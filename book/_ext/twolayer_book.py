@@ -18,6 +18,7 @@ Builds that do not start over (``execute_notebooks: cache``)
     with what finished. A change of profile re-reads every page (Sphinx's environment records
     the profile).
 """
+
 from __future__ import annotations
 
 import ast
@@ -45,6 +46,7 @@ def cache_dir(app) -> Path:
 
 
 # --- which library files a chapter depends on --------------------------------------------------
+
 
 def _module_file(name: str) -> Path | None:
     base = LIB / Path(*name.split("."))
@@ -104,7 +106,8 @@ def _notebook_code(path: Path) -> str:
             # IPython magics (the Colab install cell) are not Python: each becomes a `pass`
             for ln in cell.source.splitlines():
                 body = ln.lstrip()
-                lines.append(ln[: len(ln) - len(body)] + "pass" if body.startswith(("%", "!")) else ln)
+                magic = body.startswith(("%", "!"))
+                lines.append(ln[: len(ln) - len(body)] + "pass" if magic else ln)
     return "\n".join(lines)
 
 
@@ -156,6 +159,7 @@ def _drop_cache_record(app, nb_path: Path) -> None:
 
 # --- Sphinx events ------------------------------------------------------------------------------
 
+
 def _config_inited(app, config):
     if config.nb_execution_mode == "cache":
         config.nb_execution_cache_path = str(cache_dir(app))
@@ -204,5 +208,3 @@ def setup(app):
     app.connect("env-before-read-docs", _read_last)
     app.connect("doctree-read", _doctree_read)
     return {"parallel_read_safe": False, "parallel_write_safe": True}
-
-
