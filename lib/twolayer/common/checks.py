@@ -267,13 +267,19 @@ def _labels_under(root: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def labels_in(root: str | Path) -> frozenset[str]:
+    """The ``prf`` labels the pages under ``root`` define (``:label:`` lines of ``book/*.md``
+    and ``notebooks/*/*.md``), so that links go only to them."""
+    return _labels_under(str(Path(root).resolve()))
+
+
 def book_labels() -> frozenset[str] | None:
     """The ``prf`` labels the book's pages define (``:label:`` lines), read from the checkout
     that holds the working directory; ``None`` outside a checkout (e.g. on Colab)."""
     here = Path.cwd().resolve()
     for d in (here, *here.parents):
         if (d / "_toc.yml").is_file() and (d / "book").is_dir():
-            return _labels_under(str(d))
+            return labels_in(d)
     return None
 
 

@@ -19,11 +19,10 @@ Status of a statement:
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checks import statement_title
+from .checks import labels_in, statement_title  # noqa: F401 (labels_in: for the pages)
 
 PAPERS = {"paper_a": "Paper A", "paper_b": "Paper B", "book": "Book"}
 EVIDENCE = ("theorem", "observation")
@@ -132,15 +131,6 @@ def statuses(registry: list[Statement], results: dict[str, dict]) -> tuple[list[
             for s in targets:
                 s.evidence.append((chapter, name, det["kind"], res["checks"].get(name), profile))
     return registry, unknown
-
-
-def labels_in(root: str | Path) -> set[str]:
-    """The ``prf`` labels defined in the book's pages (so that links go only to them)."""
-    root = Path(root)
-    out = set()
-    for p in list(root.glob("book/*.md")) + list(root.glob("notebooks/*/*.md")):
-        out.update(re.findall(r"^:label:\s*(\S+)", p.read_text(), flags=re.M))
-    return out
 
 
 # --- rendering ---------------------------------------------------------------------------------
