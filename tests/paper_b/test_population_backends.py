@@ -40,36 +40,10 @@ def ref_loss(net, teacher):
 
 
 def ref_grad(net, teacher, lam=0.0):
-    U, n = kernels.unit_rows(net.W)
-    Us, ns = kernels.unit_rows(teacher.W)
-    a, c, cs = net.a, net.a * n, teacher.a * ns
-    T = kernels._clip(U @ U.T)
-    Ts = kernels._clip(U @ Us.T)
-    two_pi = 2 * math.pi
-    Kc = kernels.k1(T) @ c
-    K2s = kernels.kappa2(Ts) @ cs
-    ga = (
-        2 * n * Kc
-        + 2 * net.alpha * kernels.INV_SQRT_2PI * n
-        + net.W @ net.beta
-        - 2 * n * K2s
-        + lam * a
-    )
-    S, Pm = np.sqrt(1 - T * T), math.pi - np.arccos(T)
-    Ss, Ps = np.sqrt(1 - Ts * Ts), math.pi - np.arccos(Ts)
-    own = (S @ c) / two_pi
-    cross = (Pm * c[None, :]) @ U / two_pi
-    own_s = (Ss @ cs - cs.sum()) / two_pi
-    cross_s = (Ps * cs[None, :]) @ Us / two_pi - 0.25 * (cs @ Us)[None, :]
-    gW = (
-        (2 * a)[:, None] * (own[:, None] * U + cross + net.alpha * kernels.INV_SQRT_2PI * U)
-        + a[:, None] * net.beta[None, :]
-        - (2 * a)[:, None] * (own_s[:, None] * U + cross_s)
-        + lam * net.W
-    )
-    galpha = 2 * (net.alpha - pop.alpha_hat(net))
-    gbeta = 2 * (net.beta - pop.beta_hat(net))
-    return pop.Net(ga, gW, galpha, gbeta)
+    """The gradient as the benchmark keeps it: the NumPy code before the rewrite."""
+    from twolayer.bench import _paperb_grad_before
+
+    return pop.Net(*_paperb_grad_before(net, teacher, lam))
 
 
 def awkward_net(m, d, seed, teacher):
