@@ -300,6 +300,40 @@ def test_stage3_batched_matches_algorithm1(stage2_nets, like):
     assert np.array_equal(nets[0].a, stage2_nets[0][0].a)
 
 
+@pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
+def test_stage3_batched_keeps_nets_and_early_records_as_algorithm1(stage2_nets, like):
+    # what chapter paper_b/stage3 asks for: log-spaced early records and the network at each
+    nets, ts = stage2_nets
+    ref = [
+        alg.stage3(n, t, 0.02, 2, 40, 0.1, record_every=16, grow=2.0, keep_nets=True, early=True)
+        for n, t in zip(nets, ts)
+    ]
+    new = gb.stage3_batched(
+        nets,
+        ts,
+        0.02,
+        2,
+        40,
+        0.1,
+        record_every=16,
+        grow=2.0,
+        like=like,
+        keep_nets=True,
+        early=True,
+    )
+    for r, n in zip(ref, new):
+        assert_trajectories_close(r, n, 1e-10)
+        steps = n[1].arrays()["step"]
+        assert {1, 2, 3, 4, 5} <= set(steps.tolist())  # early: log-spaced below record_every
+        assert len(r[1].nets) == len(n[1].nets) == len(steps)
+        for a, b in zip(r[1].nets, n[1].nets):
+            assert a.W.shape == b.W.shape
+            assert np.abs(a.flat() - b.flat()).max() <= 1e-10 * max(1.0, np.abs(a.flat()).max())
+    # without keep_nets nothing is kept
+    plain = gb.stage3_batched(nets[:1], ts[0], 0.02, 1, 10, 0.1, like=like)
+    assert plain[0][1].nets == []
+
+
 def test_stage3_batched_one_teacher_and_scalar_rates(stage2_nets):
     nets, ts = stage2_nets
     ref = [alg.stage3(n, ts[0], 0.02, 2, 50, 0.1, record_every=50) for n in nets]
@@ -340,8 +374,16 @@ def test_stage3_loop_runs_on_meta_without_host_reads(stage2_nets):
     eta = torch.full((3,), 0.1, dtype=F64, device="meta")
     lams = [torch.full((3,), 0.02 / 2**k, dtype=F64, device="meta") for k in range(2)]
     with DeviceGuard("meta"):
-        meta_rec, vals, starts, ends = gb._run_epochs(
+        meta_rec, vals, starts, ends, kept = gb._run_epochs(
             b.arrays(), ta, eta, lams, [5, 10], record_every=4
         )
     assert [s for _, s in meta_rec] == [0, 4, 5, 5, 9, 13, 15]  # ends recorded too
     assert len(vals) == 7 and vals[0].shape == (3, 3) and len(starts) == len(ends) == 2
+    assert kept == []
+    # what the chapter runs: early records and the networks kept, still without a host read
+    with DeviceGuard("meta"):
+        meta_rec, vals, _, _, kept = gb._run_epochs(
+            b.arrays(), ta, eta, lams, [5, 10], record_every=4, early=True, keep_nets=True
+        )
+    assert [s for _, s in meta_rec] == [0, 1, 2, 3, 4, 5, 5, 6, 7, 8, 9, 13, 15]
+    assert len(kept) == len(vals) == 13 and kept[0][1].device.type == "meta"

@@ -9,7 +9,7 @@ update rule of :func:`twolayer.paper_b.algorithm1.stage3` and returns the same
 ``1e-10``). The loop never reads the device: the records stay on the device and come back in
 one transfer at the end. :func:`stage1_batched` is Stage 1 (one gradient step) alike.
 
-Chapters that use it: none yet (``notebooks/paper_b/stage3.md`` can switch to it; at the
+Chapter that uses it: ``paper_b/stage3`` (its ``backend`` and ``device`` parameters; at the
 paper profile, m = 400 and d = 50 for 510 000 steps, it is what makes a GPU worth it).
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import array_api_compat
 import numpy as np
 
-from .algorithm1 import Trajectory
+from .algorithm1 import Trajectory, epoch_lengths, record_steps
 from .population import (
     Net,
     NetBatch,
@@ -43,9 +43,10 @@ def array_like(backend: str = "numpy", device: str | None = None):
     if backend == "torch":
         import torch
 
-        if device is None:
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        return torch.empty(0, dtype=torch.float64, device=device)
+        from ..common.device import default_device
+
+        # None or "auto": CUDA when present; "cuda" without CUDA: a clear ValueError
+        return torch.empty(0, dtype=torch.float64, device=default_device(device))
     raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
 
 
@@ -80,10 +81,20 @@ def stage1_batched(
     return new.to_nets()
 
 
-def _run_epochs(state, ta, eta_x, lams, epoch_steps, record_every: int):
+def _run_epochs(
+    state,
+    ta,
+    eta_x,
+    lams,
+    epoch_steps,
+    record_every: int,
+    early: bool = False,
+    keep_nets: bool = False,
+):
     """The device part of :func:`stage3_batched`: epochs of gradient descent on ``(a, W,
-    alpha, beta)`` (updated in place), records and snapshots kept as device arrays; no host
-    read (tested on PyTorch's meta device)."""
+    alpha, beta)`` (updated in place), records and snapshots (and with ``keep_nets`` the
+    parameters at every record) kept as device arrays; no host read (tested on PyTorch's meta
+    device)."""
     a, W, alpha, beta = state
     xp = _namespace(W)
 
@@ -92,12 +103,14 @@ def _run_epochs(state, ta, eta_x, lams, epoch_steps, record_every: int):
 
     rec_meta: list[tuple[int, int]] = []  # (epoch, step) of each record
     rec_vals: list = []  # (L, L_lambda, ||grad||^2) per record, on the device
+    rec_nets: list = []  # (a, W, alpha, beta) per record (keep_nets), on the device
     starts, ends = [], []
     total = 0
     for k, (lam_x, n_steps) in enumerate(zip(lams, epoch_steps)):
         starts.append(copy())
+        rec = frozenset(record_steps(n_steps, record_every, early).tolist())
         for t in range(n_steps + 1):  # as stage3: the last pass only records the epoch's end
-            record = t % record_every == 0 or t == n_steps
+            record = t in rec
             L, (ga, gW, galpha, gbeta) = loss_and_grad_batched(
                 a, W, alpha, beta, ta, lam_x, want_loss=record
             )
@@ -111,6 +124,8 @@ def _run_epochs(state, ta, eta_x, lams, epoch_steps, record_every: int):
                 )
                 rec_meta.append((k, total))
                 rec_vals.append(xp.stack([L, reg, gn2]))
+                if keep_nets:
+                    rec_nets.append(copy())
             if t == n_steps:
                 break
             a -= eta_x[:, None] * ga
@@ -119,7 +134,7 @@ def _run_epochs(state, ta, eta_x, lams, epoch_steps, record_every: int):
             beta -= eta_x[:, None] * gbeta
             total += 1
         ends.append(copy())
-    return rec_meta, rec_vals, starts, ends
+    return rec_meta, rec_vals, starts, ends, rec_nets
 
 
 def stage3_batched(
@@ -132,6 +147,8 @@ def stage3_batched(
     record_every: int = 50,
     grow: float = 1.0,
     like=None,
+    keep_nets: bool = False,
+    early: bool = False,
 ) -> list[tuple[Net, Trajectory]]:
     """:func:`twolayer.paper_b.algorithm1.stage3` for ``B`` configurations at once.
 
@@ -139,8 +156,9 @@ def stage3_batched(
     zero neurons, which stay zero); ``teachers``: one teacher for all or one per network;
     ``lam0`` and ``eta``: a float or ``B`` values; ``epochs``, ``steps``, ``record_every`` and
     ``grow`` are shared (epoch ``k`` runs ``round(steps * grow^k)`` steps with
-    ``lambda = lam0 / 2^k``). ``like``: see :func:`array_like`. Returns ``[(net, trajectory)]``
-    in the order of ``nets``, as ``stage3`` returns for each."""
+    ``lambda = lam0 / 2^k``); ``keep_nets`` and ``early`` are those of ``stage3``. ``like``:
+    see :func:`array_like`. Returns ``[(net, trajectory)]`` in the order of ``nets``, as
+    ``stage3`` returns for each."""
     nets = list(nets)
     B = len(nets)
     if B == 0:
@@ -160,9 +178,9 @@ def stage3_batched(
     batch = NetBatch.from_nets(nets, like)
     ta = teacher_arrays(teachers, like=batch.W, batch=B, d=batch.W.shape[-1])
     lams = [_as(lam0s / 2**k, like) for k in range(epochs)]
-    epoch_steps = [round(steps * grow**k) for k in range(epochs)]
-    rec_meta, rec_vals, starts, ends = _run_epochs(
-        batch.arrays(), ta, _as(etas, like), lams, epoch_steps, record_every
+    epoch_steps = epoch_lengths(steps, epochs, grow)
+    rec_meta, rec_vals, starts, ends, rec_nets = _run_epochs(
+        batch.arrays(), ta, _as(etas, like), lams, epoch_steps, record_every, early, keep_nets
     )
     xp = _namespace(batch.W)
     vals = to_numpy(xp.stack(rec_vals)) if rec_vals else np.zeros((0, 3, B))
@@ -172,6 +190,7 @@ def stage3_batched(
 
     starts_n = [nets_of(s) for s in starts]
     ends_n = [nets_of(s) for s in ends]
+    kept = [nets_of(s) for s in rec_nets]
     out = []
     for b in range(B):
         tr = Trajectory()
@@ -182,6 +201,8 @@ def stage3_batched(
             tr.loss.append(float(vals[r, 0, b]))
             tr.reg_loss.append(float(vals[r, 1, b]))
             tr.grad_norm2.append(float(vals[r, 2, b]))
+            if keep_nets:
+                tr.nets.append(kept[r][b])
         for k in range(epochs):
             tr.starts.append((float(lam0s[b] / 2**k), starts_n[k][b]))
             tr.snapshots.append((float(lam0s[b] / 2**k), ends_n[k][b]))
