@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: book paper paper-times test unit test-full lint mutate chromium sync bench robustness clean
+.PHONY: book paper paper-times paper-collect test unit test-full lint mutate chromium sync bench robustness clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,13 @@ paper: $(STAMP)
 # chapter); `python -m twolayer.bench --only figure2` times Figure 2's training at its scale.
 paper-times: $(STAMP)
 	$(PY) -m twolayer.bench --only notebooks --profile paper --no-build --timeout 3600 \
-		--progress runs/paper_profile.json --json runs/paper_profile_bench.json
+		--progress runs/paper_profile.json --json runs/paper_profile_bench.json --keep runs/paper
+
+# What paper-times kept (runs/paper), recorded for the pages: book/generated/paper/<chapter>.json
+# (checks, metrics, time, machine, date) and the run's figures; each chapter shows it beside its
+# own run ("At the paper's scale"). Commit book/generated/paper after it.
+paper-collect: $(STAMP)
+	$(PY) -m twolayer.common.paperscale runs/paper --progress runs/paper_profile.json
 
 # Every test (see tests/conftest.py): ruff (lint and format check), the unit tests, every
 # chapter once in a strict smoke build of the whole book (its HTML and each chapter's results

@@ -12,11 +12,11 @@ Builds that do not start over (``execute_notebooks: cache``)
     cache per ``BOOK_PROFILE``, so switching profiles never mixes outputs. jupyter-cache keys a
     notebook by its code; this extension adds the library: a chapter's key also covers the
     source of every ``twolayer`` module it imports, directly or through the library's own
-    imports. When one of those files changes, exactly the chapters that import it are marked
-    outdated and their cache entries dropped, so they run again; every other page is reused.
-    A chapter's key is recorded as soon as it has been read, so an interrupted build resumes
-    with what finished. A change of profile re-reads every page (Sphinx's environment records
-    the profile).
+    imports, and its recorded paper-profile run (``book/generated/paper``), which it shows. When
+    one of those files changes, exactly the chapters that import it are marked outdated and
+    their cache entries dropped, so they run again; every other page is reused. A chapter's key
+    is recorded as soon as it has been read, so an interrupted build resumes with what finished.
+    A change of profile re-reads every page (Sphinx's environment records the profile).
 """
 
 from __future__ import annotations
@@ -111,11 +111,24 @@ def _notebook_code(path: Path) -> str:
     return "\n".join(lines)
 
 
+def paper_record_files(path: Path) -> list[Path]:
+    """The chapter's recorded paper-profile run (``book/generated/paper/<paper>/<chapter>.json``
+    and its figures), which the page shows: a new record re-runs the page."""
+    rec = LIB.parent / "book" / "generated" / "paper" / path.parent.name / f"{path.stem}.json"
+    if not rec.exists():
+        return []
+    return [rec, *sorted(rec.with_suffix("").glob("*.png"))]
+
+
 def dependency_key(path: Path) -> str:
-    """A hash of the library files a notebook imports and of the profile."""
+    """A hash of the library files a notebook imports, of its recorded paper-profile run and
+    of the profile."""
     h = hashlib.sha256(profile().encode())
     for f in library_files(_notebook_code(path)):
         h.update(str(f.relative_to(LIB)).encode())
+        h.update(f.read_bytes())
+    for f in paper_record_files(path):
+        h.update(str(f.relative_to(LIB.parent)).encode())
         h.update(f.read_bytes())
     return h.hexdigest()
 

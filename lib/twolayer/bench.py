@@ -562,12 +562,16 @@ def bench_notebooks(
     timeout: float | None = None,
     chapters: list[str] | None = None,
     progress_file: str | os.PathLike | None = None,
+    keep: str | os.PathLike | None = None,
 ) -> dict:
     """Execute every chapter (or ``chapters``, e.g. ``paper_a/setting``) with papermill in
     ``profile``, each in a fresh process (to read its kernel's peak RSS) and stopped after
     ``timeout`` seconds; then, with ``build``, time a whole ``jupyter-book build``.
     ``progress_file``: a JSON file updated (atomically) after each chapter; chapters it already
-    holds are not run again (a long paper-profile measurement resumes)."""
+    holds are not run again (a long paper-profile measurement resumes). ``keep``: a folder that
+    receives each chapter's executed notebook and results file (``<paper>/<chapter>.ipynb`` and
+    ``.json``, the chapter's ``results_path``), from which ``twolayer.paperscale`` makes the
+    tables and figures the book shows beside its own."""
     import subprocess
     import tempfile
 
@@ -575,7 +579,10 @@ def bench_notebooks(
         "import papermill as pm, resource, sys, time, json\n"
         "t = time.perf_counter()\n"
         "try:\n"
-        "    pm.execute_notebook(sys.argv[1], sys.argv[2], parameters={'profile': sys.argv[3]},"
+        "    params = {'profile': sys.argv[3]}\n"
+        "    if sys.argv[5]:\n"
+        "        params['results_path'] = sys.argv[5]\n"
+        "    pm.execute_notebook(sys.argv[1], sys.argv[2], parameters=params,"
         " cwd=sys.argv[4], progress_bar=False, kernel_name='python3')\n"
         "    err = None\n"
         "except pm.PapermillExecutionError as exc:\n"
@@ -597,6 +604,11 @@ def bench_notebooks(
                 out[key] = done[key]
                 continue
             t0 = time.perf_counter()
+            executed, results = Path(tmp) / nb.name, ""
+            if keep is not None:
+                (Path(keep) / nb.parent.name).mkdir(parents=True, exist_ok=True)
+                executed = (Path(keep) / key).with_suffix(".ipynb").resolve()
+                results = str((Path(keep) / key).with_suffix(".json").resolve())
             try:
                 res = subprocess.run(
                     [
@@ -604,9 +616,10 @@ def bench_notebooks(
                         "-c",
                         code,
                         str(nb),
-                        f"{tmp}/{nb.name}",
+                        str(executed),
                         profile,
                         str(nb.parent),
+                        results,
                     ],
                     capture_output=True,
                     text=True,
@@ -868,6 +881,9 @@ def main(argv=None) -> int:
     ap.add_argument("--chapters", help="comma-separated, e.g. paper_a/setting (notebooks)")
     ap.add_argument("--no-build", action="store_true", help="notebooks only, no book build")
     ap.add_argument("--progress", help="JSON file updated per notebook; resumes from it")
+    ap.add_argument(
+        "--keep", help="folder for each chapter's executed notebook and results file (.json)"
+    )
     args = ap.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
     if only and not only <= set(PARTS):
@@ -877,6 +893,7 @@ def main(argv=None) -> int:
         "chapters": args.chapters.split(",") if args.chapters else None,
         "build": not args.no_build,
         "progress_file": args.progress,
+        "keep": args.keep,
     }
     res = run(only, args.naive_configs, args.profile, device=args.device, notebook_options=nb_opts)
     print(table(res))

@@ -67,3 +67,24 @@ def test_key_changes_with_an_imported_module_and_not_with_another(ext, tmp_path,
     changed = mod.dependency_key(nb)
     monkeypatch.setenv("BOOK_PROFILE", "book")
     assert mod.dependency_key(nb) != changed  # the profile is in it
+
+
+def test_key_changes_with_the_chapters_paper_record(ext, tmp_path, monkeypatch):
+    """A page shows its recorded paper-profile run: a new record (or figure) re-runs it."""
+    mod, lib = ext
+    nb_dir = tmp_path / "notebooks" / "paper_b"
+    nb_dir.mkdir(parents=True)
+    nb = nb_dir / "stage1.ipynb"
+    shutil.copy(ROOT / "notebooks" / "paper_b" / "stage1.ipynb", nb)
+    key = mod.dependency_key(nb)
+    rec = tmp_path / "book/generated/paper/paper_b/stage1.json"
+    rec.parent.mkdir(parents=True)
+    rec.write_text("{}")
+    with_record = mod.dependency_key(nb)
+    assert with_record != key
+    (rec.with_suffix("") / "fig.png").parent.mkdir()
+    (rec.with_suffix("") / "fig.png").write_bytes(b"png")
+    assert mod.dependency_key(nb) != with_record
+    other = tmp_path / "book/generated/paper/paper_b/stage2.json"
+    other.write_text("{}")
+    assert mod.paper_record_files(nb) == [rec, rec.with_suffix("") / "fig.png"]
