@@ -29,7 +29,9 @@ and prints a table (``--json PATH`` also writes it):
   (510 000 steps) projected from the measured per-step time of
   :func:`twolayer.paper_b.gd_backend.stage3_batched` on the device.
 * ``notebook_seconds`` (book profile), ``book_seconds`` and ``peak_rss_mb`` of the largest
-  notebook (``--notebooks``; minutes).
+  notebook (``--notebooks``; minutes); with ``--profile paper``, ``paper_profile_seconds_<paper>.
+  <chapter>`` per chapter (``make paper-times``: the whole paper profile, an hour per chapter at
+  most, resumable; ``--keep`` keeps each run for ``twolayer.common.paperscale``).
 * the device, dtype, thread count and library versions.
 
 Timings use the median of repeats after a warm-up (the spread is reported where it matters);
@@ -781,8 +783,12 @@ def summary(res: dict) -> dict:
         s["paperb_batched_speedup"] = v["paperb_batched_speedup"]
         s["paperb_stage3_paper_seconds"] = v["paperb_stage3_paper_seconds"]
     if res.get("notebooks"):
-        s["book_seconds"] = res["notebooks"]["book_seconds"]
-        s["peak_rss_mb"] = res["notebooks"]["peak_rss_mb"]
+        nb = res["notebooks"]
+        s["book_seconds"] = nb["book_seconds"]
+        s["peak_rss_mb"] = nb["peak_rss_mb"]
+        # each chapter's time at its profile (None: failed or stopped at the timeout)
+        for chapter, t in sorted(nb.get("notebook_seconds", {}).items()):
+            s[f"{nb['profile']}_profile_seconds_{chapter.replace('/', '.')}"] = t
     return s
 
 

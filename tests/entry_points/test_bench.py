@@ -125,3 +125,45 @@ def test_cli_only_runs_the_parts_asked_for(monkeypatch, tmp_path, capsys):
     assert res["summary"] == {"population_grad_speedup_vs_mc": 123.0}
     assert res["environment"]["device"] == "cpu"
     assert "population_grad_speedup_vs_mc" in capsys.readouterr().out
+
+
+def test_paper_profile_seconds_per_chapter_in_the_summary():
+    res = {
+        "notebooks": {
+            "profile": "paper",
+            "notebook_seconds": {"paper_b/stage1": 22.8, "paper_a/setting": None},
+            "book_seconds": None,
+            "peak_rss_mb": 492.0,
+        }
+    }
+    s = bench.summary(res)
+    assert s["paper_profile_seconds_paper_b.stage1"] == 22.8
+    assert s["paper_profile_seconds_paper_a.setting"] is None  # failed or stopped: no time
+    assert "paper_profile_seconds_paper_b.stage1" in bench.table(
+        {**res, "summary": s, "environment": bench.environment("cpu")}
+    )
+
+
+def test_keep_passes_results_path_and_keeps_the_executed_notebook(monkeypatch, tmp_path):
+    import subprocess
+
+    seen = []
+
+    def fake_run(cmd, **kw):
+        seen.append(cmd)
+        return subprocess.CompletedProcess(
+            cmd, 0, stdout='{"seconds": 1.0, "error": null, "rss_mb": 10.0}\n', stderr=""
+        )
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    out = bench.bench_notebooks(
+        "paper", build=False, chapters=["paper_b/stage1"], keep=tmp_path / "keep"
+    )
+    [cmd] = seen
+    assert cmd[4] == str((tmp_path / "keep/paper_b/stage1.ipynb").resolve())
+    assert cmd[7] == str((tmp_path / "keep/paper_b/stage1.json").resolve())
+    assert out["notebook_seconds"] == {"paper_b/stage1": 1.0}
+    # without keep: no results file is asked for
+    seen.clear()
+    bench.bench_notebooks("paper", build=False, chapters=["paper_b/stage1"])
+    assert seen[0][7] == ""
