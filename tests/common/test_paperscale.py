@@ -127,3 +127,25 @@ def test_record_path_and_repo_root(tmp_path, monkeypatch):
     assert ps.record_path("paper_x/ch") == root / "book/generated/paper/paper_x/ch.json"
     monkeypatch.chdir(tmp_path)
     assert ps.repo_root() is None and ps.record_path("paper_x/ch") is None
+
+
+def test_profile_table_has_every_chapter_run_or_stopped(tmp_path):
+    src, root = _keep(tmp_path, _results())
+    progress = {
+        "chapters": {
+            "paper_x/ch": {"seconds": 120.0, "rss_mb": 300.0, "error": None},
+            "paper_x/slow": {"seconds": None, "error": "did not finish", "timed_out_after": 3600},
+            "paper_x/data": {"seconds": 7.0, "rss_mb": 400.0, "error": "DatasetUnavailable: x"},
+        }
+    }
+    ps.collect(src, root, progress, machine="box", date="2026-12-01")
+    md = ps.profile_table(root, progress)
+    assert "Measured on 2026-12-01 on box" in md
+    rows = {ln.split("|")[1].strip(): ln for ln in md.splitlines() if ln.startswith("| `")}
+    assert set(rows) == {"`paper_x/ch`", "`paper_x/slow`", "`paper_x/data`"}
+    assert (
+        "| 2.0 | 300 | 1 / 1 | cpu, float64 | every applicable check passed |"
+        in rows["`paper_x/ch`"]
+    )
+    assert "stopped at the cap (60 min)" in rows["`paper_x/slow`"]
+    assert "DatasetUnavailable" in rows["`paper_x/data`"]

@@ -302,6 +302,60 @@ def beside(contract, root: str | os.PathLike | None = None, show: bool = True):
     return record
 
 
+def profile_table(root: str | os.PathLike, progress: dict, note: str = "") -> str:
+    """The "Execution times" page's table of the paper profile, one row per chapter: its time,
+    peak memory, checks passed and outcome, from the records (``book/generated/paper``) and
+    the bench's progress record (which also has the runs that failed or were stopped)."""
+    root = Path(root)
+    chapters = dict(progress.get("chapters", {}))
+    records = {}
+    for f in sorted((root / GENERATED).glob("*/*.json")):
+        rec = json.loads(f.read_text())
+        records[rec["chapter"]] = rec
+    dates = sorted({r["date"] for r in records.values()})
+    machines = sorted({r["machine"] for r in records.values()})
+    lines = []
+    if records:
+        lines.append(
+            f"Measured on {', '.join(dates)} on {'; '.join(machines)}, one chapter per process "
+            "with one thread, with `make paper-times` (each chapter once, in a fresh kernel; "
+            "peak memory is the kernel's maximum resident set)." + (f" {note}" if note else "")
+        )
+        lines.append("")
+    lines += [
+        "| chapter | minutes | peak memory (MB) | checks passed | device, dtype | outcome |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    for ch in sorted(set(chapters) | set(records)):
+        rec, prog = records.get(ch), chapters.get(ch, {})
+        secs = (rec or {}).get("seconds") or prog.get("seconds")
+        mem = (rec or {}).get("peak_rss_mb") or prog.get("rss_mb")
+        if rec is not None:
+            applied = [r for r in rec["checks"] if r.get("applies")]
+            ok = sum(1 for r in applied if r.get("passed"))
+            checks = f"{ok} / {len(applied)}"
+            env = rec.get("environment", {})
+            where = f"{env.get('device', 'cpu')}, {env.get('dtype', '—')}"
+            outcome = (
+                "every applicable check passed"
+                if ok == len(applied)
+                else "FAILED: " + ", ".join(r["check"] for r in applied if not r.get("passed"))
+            )
+        else:
+            checks, where = "—", "—"
+            err = prog.get("error") or "not run"
+            if prog.get("timed_out_after"):
+                outcome = f"stopped at the cap ({prog['timed_out_after'] / 60:.0f} min)"
+                secs = None
+            else:
+                outcome = f"stopped: {err[:160]}"
+        lines.append(
+            f"| `{ch}` | {'—' if secs is None else f'{secs / 60:.1f}'} | "
+            f"{'—' if mem is None else f'{mem:.0f}'} | {checks} | {where} | {outcome} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -314,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--machine", default=None, help="where the runs ran (default: here)")
     ap.add_argument("--date", default=None, help="when (default: today)")
     ap.add_argument("--root", default=".", help="the book's root")
+    ap.add_argument("--note", default="", help="a sentence added to the table's lead")
     args = ap.parse_args(argv)
     progress: dict = {"chapters": {}}
     for p in args.progress:
@@ -322,6 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     out = collect(args.src, args.root, progress, args.machine, args.date)
     for p in out:
         print(p)
+    table_md = profile_table(args.root, progress, args.note)
+    atomic_write_bytes(Path(args.root) / "book/generated/paper_profile.md", table_md.encode())
+    print(table_md)
     return 0
 
 
