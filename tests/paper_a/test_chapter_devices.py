@@ -230,3 +230,17 @@ def test_chapter_rejects_a_bad_dtype(chapter, dtype):
             and "verified in float64" in str(err.value)
             or ("float32's rounding" in str(err.value))
         )
+
+
+def test_xor_train_and_test_float32_follows_float64():
+    """noisy_xor's runs in float32: the same errors as in float64 on a small batch."""
+    from twolayer.paper_a import xor
+
+    net = LeakyNetwork(4, 4, "leaky_relu", 0.3)
+    b = xor.xor_batch(12, [8, 400], 2, 50, 0.25, 0.3, 0)
+    kw = dict(tol=0.2)
+    r64 = xor.train_and_test(net, b, "logistic", [0.1, 1.0], 80, 0, **kw)
+    r32 = xor.train_and_test(net, b, "logistic", [0.1, 1.0], 80, 0, dtype="float32", **kw)
+    assert (r32.steps == r64.steps).all()
+    np.testing.assert_allclose(r32.test_error, r64.test_error, atol=0.05)
+    np.testing.assert_allclose(r32.train_error, r64.train_error, atol=0.05)

@@ -89,7 +89,7 @@ def _measure(net, W, X, y, Xt, yt) -> dict[str, np.ndarray]:
     computed on ``W``'s device, read back once (the measurement ends a run: a host read by
     design)."""
     f = net(W, Xt).cpu().numpy()
-    z = torch.as_tensor(kkt.z_from_weights(W.cpu(), net.m1))
+    z = torch.as_tensor(kkt.z_from_weights(W.cpu(), net.m1)).to(Xt.dtype)  # NumPy: float64
     lin = np.sign((Xt.cpu() @ z.unsqueeze(-1)).squeeze(-1).numpy())
     return {
         "train_error": (np.sign(net(W, X).cpu().numpy()) != y.cpu().numpy()).mean(axis=1),
