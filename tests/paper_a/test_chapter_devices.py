@@ -13,6 +13,7 @@ discipline, and their contracts reject a bad device or dtype by name.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -186,8 +187,15 @@ def test_onestep_run_batch_float64_default_and_float32():
 # --- every chapter's contract: device and dtype ---------------------------------------------------
 
 
+@functools.cache
+def _loaded(chapter):
+    """The chapter's setup cells and parameters cell, executed once (no kernel)."""
+    return load_chapter(ROOT / "notebooks" / "paper_a" / f"{chapter}.md")
+
+
 def _validate(chapter, **values):
-    ns, contract, source = load_chapter(ROOT / "notebooks" / "paper_a" / f"{chapter}.md")
+    """The parameters cell's defaults with ``values`` applied, validated by the contract."""
+    ns, contract, source = _loaded(chapter)
     exec(compile(source, f"{chapter}:parameters", "exec"), ns)
     ns["profile"] = "smoke"
     ns.update(values)
