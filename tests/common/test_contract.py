@@ -567,3 +567,33 @@ def test_identical_runs_give_identical_bytes(tmp_path):
     first = path.read_bytes()
     run_notebook(path)
     assert path.read_bytes() == first
+
+
+# --- Device --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["auto", "cpu", "CPU", " auto "])
+def test_device_accepts(value):
+    from twolayer.common.contract import Device
+
+    assert Device().validate("device", value) == value.strip().lower()
+
+
+@pytest.mark.parametrize("value", ["gpu", "", "cuda:", "cuda:x", "cuda:-1", "meta", 0, None, True])
+def test_device_rejects_malformed(value):
+    from twolayer.common.contract import Device
+
+    with pytest.raises(ParameterError, match="'device' must be"):
+        Device().validate("device", value)
+
+
+def test_device_cuda_without_cuda_names_the_parameter(monkeypatch):
+    import torch
+
+    from twolayer.common.contract import Device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for value in ("cuda", "cuda:1"):
+        with pytest.raises(ParameterError, match="'device' asks for .*CUDA is not available"):
+            Device().validate("device", value)
+    assert Device().validate("device", "auto") == "auto"

@@ -62,6 +62,7 @@ __all__ = [
     "OptionalDir",
     "OptionalPath",
     "HexDigest",
+    "Device",
     "Constraint",
     "Params",
     "Contract",
@@ -341,6 +342,42 @@ class HexDigest(Spec):
     def bad_values(self):
         """(wrong type, malformed) values, for the notebook tests."""
         return 3, "z" * self.length
+
+
+@dataclass
+class Device(Spec):
+    """A torch device name: ``"auto"`` (CUDA when present, else the CPU), ``"cpu"``,
+    ``"cuda"`` or ``"cuda:N"``. A CUDA device asked for where none exists stops with a message
+    naming the parameter (``"auto"`` never does: it falls back to the CPU)."""
+
+    describe = '"auto", "cpu", "cuda" or "cuda:N"'
+
+    def validate(self, name, value):
+        if not isinstance(value, str):
+            raise self.fail(name, value)
+        v = value.strip().lower()
+        if v in ("auto", "cpu"):
+            return v
+        kind, sep, index = v.partition(":")
+        if kind != "cuda" or (sep and not (index.isdigit() and index.isascii())):
+            raise self.fail(name, value)
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ParameterError(
+                f"parameter {name!r} asks for {value!r}, but CUDA is not available here; "
+                'use "auto" (CUDA when present) or "cpu"'
+            )
+        if sep and int(index) >= torch.cuda.device_count():
+            raise ParameterError(
+                f"parameter {name!r} asks for {value!r}, but this machine has "
+                f"{torch.cuda.device_count()} CUDA device(s)"
+            )
+        return v
+
+    def bad_values(self):
+        """(wrong type, malformed) values, for the notebook tests."""
+        return 0, "gpu"
 
 
 def _range_text(lo, hi, lo_closed, hi_closed) -> str:

@@ -61,7 +61,7 @@ class FlowRun:
     """Weights at the checkpoints, per-step log-loss and log gradient-flow time."""
 
     checkpoints: np.ndarray  # (K,) step numbers
-    W: torch.Tensor  # (K, B, m, d) weights at the checkpoints
+    W: torch.Tensor  # (K, B, m, d) weights at the checkpoints, on the host
     log_loss: np.ndarray  # (steps + 1, B)
     log_time: np.ndarray  # (steps + 1, B): log of the gradient-flow time
     lr: float | np.ndarray  # a number, or one step per configuration (B,)
@@ -184,7 +184,8 @@ def normalized_flow(
             W.baddbmm_(C, X, alpha=alpha)
     log_loss = (hist - math.log(X.shape[-2])).cpu().numpy()
     lr_out = lr_arr if per_config else float(lr_arr)
-    return FlowRun(ck, torch.stack(Ws), log_loss, log_flow_time(log_loss, lr_out), lr_out)
+    # the checkpoints come back to the host (the pages analyse them in NumPy): one copy
+    return FlowRun(ck, torch.stack(Ws).cpu(), log_loss, log_flow_time(log_loss, lr_out), lr_out)
 
 
 NUMPY_LOOP = True  # False: every run takes the torch loop (the trainer's update bit for bit)
@@ -275,7 +276,8 @@ def continue_flow(
     ck = ck[ck > last]
     if ck.size == 0:
         return run
-    ext = normalized_flow(net, run.W[-1], X, y, loss, run.lr, ck - last)
+    W_last = run.W[-1].to(device=torch.as_tensor(X).device)  # the checkpoints are on the host
+    ext = normalized_flow(net, W_last, X, y, loss, run.lr, ck - last)
     log_loss = np.concatenate([run.log_loss, ext.log_loss[1:]])
     return FlowRun(
         np.concatenate([run.checkpoints, ck]),

@@ -302,7 +302,7 @@ def loss_ratio(net, X: torch.Tensor, y: torch.Tensor):
     from torch.nn.functional import logsigmoid
 
     def metric(W: torch.Tensor) -> torch.Tensor:
-        log_g = logsigmoid(-net.margins(W, X.to(W.dtype), y.to(W.dtype)))
+        log_g = logsigmoid(-net.margins(W, X.to(W), y.to(W)))
         return log_g.amax(dim=-1) - log_g.amin(dim=-1)
 
     return metric

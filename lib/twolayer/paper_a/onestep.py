@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..common.device import resolve_dtype
 from ..common.seeds import derive
 from . import lowrank, metrics
 from .losses import get_loss
@@ -115,37 +116,42 @@ def run_batch(
     records: int = 40,
     full: bool = True,
     eps: float = 0.05,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype = "float64",
 ) -> BatchResult:
     """Gradient descent from ``w_j ~ N(0, omega_b^2 I_d)`` with step ``lr_b`` for each run
     ``b`` (one shared Gaussian draw per run from ``seed``), ``steps`` steps, metrics at
     ``records`` log-spaced steps. ``full``: also the margins, Fact E.7's and Lemma E.3's
-    metrics (otherwise the stable rank only)."""
+    metrics (otherwise the stable rank only). The runs, the data and every metric live on
+    ``device`` (``None``: the CPU) in ``dtype``; the initial draw is made on the host from
+    ``seed`` (the same on every device) and moved once."""
     omega = torch.as_tensor(np.asarray(omega, dtype=np.float64).reshape(-1))
     lr = torch.as_tensor(np.asarray(lr, dtype=np.float64).reshape(-1))
     if omega.shape != lr.shape:
         raise ValueError(f"omega and lr must have one value per run, got {omega.shape}, {lr.shape}")
     B = omega.numel()
-    W0 = s.net.init(s.d, omega, seed=seed, batch=B)
-    realised = lowrank.init_condition(s.net, W0, s.X, s.y, lr, s.gamma, eps)
-    _, _, G0 = s.net.loss_and_grad(W0, s.X, s.y, get_loss("logistic"))
+    W0 = s.net.init(s.d, omega, seed=seed, batch=B, dtype=resolve_dtype(dtype), device=device)
+    X, y = s.X.to(W0), s.y.to(W0)  # once, before the runs (no copy on the CPU in float64)
+    realised = lowrank.init_condition(s.net, W0, X, y, lr, s.gamma, eps)
+    _, _, G0 = s.net.loss_and_grad(W0, X, y, get_loss("logistic"))
     lower = lowrank.step1_lower_bound(W0, G0, lr)
     spectral0 = torch.linalg.matrix_norm(W0, ord=2).cpu().numpy()
-    r = (torch.linalg.matrix_norm(W0) / (lr * torch.linalg.matrix_norm(G0))).cpu().numpy()
+    r = (torch.linalg.matrix_norm(W0) / (lr.to(W0) * torch.linalg.matrix_norm(G0))).cpu().numpy()
     fns = {"stable_rank": metrics.stable_rank}
     if full:
         fns.update(
             {
-                "log_loss_ratio": lowrank.loss_ratio(s.net, s.X, s.y),
-                "margins": lowrank.margins_metric(s.net, s.X, s.y),
-                "fact_e7": lowrank.gradient_gram_metric(s.net, s.X),
-                "grad_bound_e3": lowrank.gradient_bound_metric(s.net, s.X, s.y, s.consts.R_max),
+                "log_loss_ratio": lowrank.loss_ratio(s.net, X, y),
+                "margins": lowrank.margins_metric(s.net, X, y),
+                "fact_e7": lowrank.gradient_gram_metric(s.net, X),
+                "grad_bound_e3": lowrank.gradient_bound_metric(s.net, X, y, s.consts.R_max),
             }
         )
     res = gradient_descent(
         s.net,
         W0,
-        s.X,
-        s.y,
+        X,
+        y,
         loss="logistic",
         lr=lr,
         steps=steps,
@@ -157,7 +163,15 @@ def run_batch(
     )
 
 
-def init_sweep(s: Setup, multipliers, draws: int, seed: int, eps: float = 0.05) -> dict:
+def init_sweep(
+    s: Setup,
+    multipliers,
+    draws: int,
+    seed: int,
+    eps: float = 0.05,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype = "float64",
+) -> dict:
     """One step of size ``s.alpha`` from ``omega = multiplier * omega_A2`` for every multiplier,
     ``draws`` initializations each. Returns arrays over the runs: ``multiplier``, ``omega``,
     ``r`` (the realised ``||W0||_F / (alpha ||grad L(W0)||_F)``), ``sr0``, ``sr1``, the
@@ -165,7 +179,9 @@ def init_sweep(s: Setup, multipliers, draws: int, seed: int, eps: float = 0.05) 
     mult = np.repeat(np.asarray(multipliers, dtype=np.float64), draws)
     omega = mult * s.omega_A2
     lr = np.full_like(omega, s.alpha)
-    b = run_batch(s, omega, lr, steps=1, seed=seed, records=2, full=False, eps=eps)
+    b = run_batch(
+        s, omega, lr, steps=1, seed=seed, records=2, full=False, eps=eps, device=device, dtype=dtype
+    )
     sr = b.history["stable_rank"]
     return {
         "multiplier": mult,
@@ -192,6 +208,8 @@ def size_sweep(
     eps: float = 0.05,
     delta: float = 1e-3,
     records: int = 4,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype = "float64",
 ) -> list[dict]:
     """For every value ``v`` of ``sizes[name]`` (``name`` in ``"m", "d", "n"``, the others at
     ``base``): new constructed data and initializations at ``init_scale`` times that size's
@@ -232,6 +250,8 @@ def size_sweep(
                     records=rec,
                     full=False,
                     eps=eps,
+                    device=device,
+                    dtype=dtype,
                 )
                 sr = b.history["stable_rank"]
                 for k in range(count):

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..common.device import resolve_dtype
 from ..common.seeds import derive
 from ..common.store import RunStore
 from ..common.store import config_key as store_key  # noqa: F401 (re-export for the pages)
@@ -63,8 +64,11 @@ def config(
     seed: int,
     n_test: int,
     records: int,
+    dtype: str = "float64",
 ) -> dict:
-    """A canonical configuration dict (floats as floats, ints as ints)."""
+    """A canonical configuration dict (floats as floats, ints as ints); ``dtype`` ("float64"
+    or "float32") is the dtype of the run (part of the store key: a float32 run is another
+    entry)."""
     return {
         "version": VERSION,
         "d": int(d),
@@ -78,7 +82,7 @@ def config(
         "seed": int(seed),
         "n_test": int(n_test),
         "records": int(records),
-        "dtype": "float64",
+        "dtype": str(resolve_dtype(dtype)).replace("torch.", ""),
     }
 
 
@@ -106,15 +110,20 @@ def _init(net: LeakyNetwork, cfg) -> torch.Tensor:
 
 def _group_key(cfg):
     shared = ("d", "n", "m", "gamma", "beta", "steps", "seed", "n_test", "records")
-    return tuple(cfg[k] for k in shared)
+    return (*(cfg[k] for k in shared), cfg.get("dtype", "float64"))
 
 
 def run(
-    configs: Iterable[Mapping[str, Any]], progress: bool | None = None
+    configs: Iterable[Mapping[str, Any]],
+    progress: bool | None = None,
+    device: str | torch.device | None = None,
 ) -> list[tuple[dict, dict, dict]]:
     """Train every configuration; returns ``[(config, arrays, metrics)]`` in the given order.
 
-    Configurations that share everything but ``init_scale`` and ``lr`` run as one batch."""
+    Configurations that share everything but ``init_scale`` and ``lr`` run as one batch, on
+    ``device`` (``None``: the CPU) in the configuration's ``dtype``: the data and the initial
+    weights are drawn on the host from their seeds (the same on every device), then moved once;
+    the metrics are computed on the device and read back at the recorded steps only."""
     configs = [dict(c) for c in configs]
     order = sorted(range(len(configs)), key=lambda i: _group_key(configs[i]))
     out: dict[int, tuple] = {}
@@ -122,15 +131,12 @@ def run(
         idx = list(idx)
         cfg0 = configs[idx[0]]
         train, test = _data(cfg0)
-        X, y = train.torch()
-        Xt, yt = test.torch()
+        dtype = resolve_dtype(cfg0.get("dtype", "float64"))
+        X, y = train.torch(dtype=dtype, device=device)
+        Xt, yt = test.torch(dtype=dtype, device=device)
         net = _network(cfg0)
-        W0 = torch.stack([_init(net, configs[i]) for i in idx])
+        W0 = torch.stack([_init(net, configs[i]) for i in idx]).to(dtype=dtype, device=device)
         lr = torch.tensor([configs[i]["lr"] for i in idx], dtype=torch.float64)
-
-        def accuracy(Xs, ys, net=net):
-            return lambda W: (torch.sign(net.forward(W, Xs)) == ys).to(W.dtype).mean(dim=-1)
-
         rec = log_spaced_steps(cfg0["steps"], cfg0["records"])
         res = gradient_descent(
             net,
@@ -142,11 +148,7 @@ def run(
             steps=cfg0["steps"],
             record_steps=rec,
             progress=progress,
-            metrics={
-                "stable_rank": stable_rank,
-                "test_accuracy": accuracy(Xt, yt),
-                "train_accuracy": accuracy(X, y),
-            },
+            metrics=run_metrics(net, X, y, Xt, yt),
             desc=f"d={cfg0['d']} seed={cfg0['seed']}",
         )
         for b, i in enumerate(idx):
@@ -155,6 +157,21 @@ def run(
                 arrays[name] = np.ascontiguousarray(res.history[name][:, b])
             out[i] = (configs[i], arrays, summarize(arrays))
     return [out[i] for i in range(len(configs))]
+
+
+def run_metrics(net: LeakyNetwork, X, y, Xt, yt) -> dict:
+    """The metrics :func:`run` records: the stable rank and the test and training accuracies,
+    computed on the device of the data (``X, y, Xt, yt`` must already be on ``W``'s device:
+    nothing is copied at a record step)."""
+
+    def accuracy(Xs, ys):
+        return lambda W: (torch.sign(net.forward(W, Xs)) == ys).to(W.dtype).mean(dim=-1)
+
+    return {
+        "stable_rank": stable_rank,
+        "test_accuracy": accuracy(Xt, yt),
+        "train_accuracy": accuracy(X, y),
+    }
 
 
 def summarize(arrays: Mapping[str, np.ndarray]) -> dict:
@@ -177,14 +194,16 @@ def compute(
     configs: Iterable[Mapping[str, Any]],
     store: RunStore | None = None,
     progress: bool | None = None,
+    device: str | torch.device | None = None,
 ) -> tuple[list[tuple[dict, dict, dict]], int]:
-    """Results of every configuration, reading what ``store`` holds and running (then saving)
-    only the missing ones. Returns ``(results in the given order, number computed now)``."""
+    """Results of every configuration, reading what ``store`` holds and running (then saving,
+    on ``device``; see :func:`run`) only the missing ones. Returns ``(results in the given
+    order, number computed now)``."""
     configs = [dict(c) for c in configs]
     if store is None:
-        return run(configs, progress), len(configs)
+        return run(configs, progress, device), len(configs)
     todo = store.missing(configs)
-    for cfg, arrays, metrics in run(todo, progress):
+    for cfg, arrays, metrics in run(todo, progress, device):
         store.save(cfg, arrays, metrics)
     results = []
     for cfg in configs:

@@ -30,6 +30,7 @@ import pandas as pd
 import torch
 
 from ..common import seeds
+from ..common.device import resolve_dtype
 from . import assumptions, data, flow, kkt
 
 
@@ -84,11 +85,14 @@ def xor_batch(
 
 
 def _measure(net, W, X, y, Xt, yt) -> dict[str, np.ndarray]:
-    f = net(W, Xt).numpy()
-    z = torch.as_tensor(kkt.z_from_weights(W, net.m1))
-    lin = np.sign((Xt @ z.unsqueeze(-1)).squeeze(-1).numpy())
+    """The errors and the agreement with the linear rule ``z`` of the trained ``W``: outputs
+    computed on ``W``'s device, read back once (the measurement ends a run: a host read by
+    design)."""
+    f = net(W, Xt).cpu().numpy()
+    z = torch.as_tensor(kkt.z_from_weights(W.cpu(), net.m1)).to(Xt.dtype)  # NumPy: float64
+    lin = np.sign((Xt.cpu() @ z.unsqueeze(-1)).squeeze(-1).numpy())
     return {
-        "train_error": (np.sign(net(W, X).numpy()) != y.numpy()).mean(axis=1),
+        "train_error": (np.sign(net(W, X).cpu().numpy()) != y.cpu().numpy()).mean(axis=1),
         "test_error": (np.sign(f) != yt).mean(axis=1),
         "linear_agreement": (np.sign(f) == lin).mean(axis=1),
     }
@@ -103,6 +107,8 @@ def train_and_test(
     seed: int,
     tol: float | None = None,
     factor: float = 2.0,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype = "float64",
 ) -> pd.DataFrame:
     """Train ``net`` on every data set of ``batch`` from every scale in ``init_scales`` (``w_j
     ~ N(0, scale^2/k I_k)`` in the ``k`` coordinates, one draw per data set shared across
@@ -113,32 +119,37 @@ def train_and_test(
     (a run that does not yet separate its data counts as a full disagreement). One row per
     run: the batch's columns, ``init_scale``, ``train_error``, ``test_error``,
     ``linear_agreement``, ``loss_ratio`` (``n L / log 2`` at the end: below 1 means every
-    training point is classified correctly) and ``steps``."""
+    training point is classified correctly) and ``steps``. The runs live on ``device``
+    (``None``: the CPU) in ``dtype``: data and initial weights are made on the host (the same
+    draw on every device) and moved once; the results are read back at the end."""
     scales = np.asarray(init_scales, dtype=float)
     if scales.ndim != 1 or scales.size == 0 or np.any(scales <= 0):
         raise ValueError("init_scales must be a non-empty list of positive numbers")
     S, B = scales.size, len(batch.info)
     n, k = batch.X.shape[1], batch.X.shape[2]
-    X = batch.X.repeat(S, 1, 1)
-    y = batch.y.repeat(S, 1)
-    Xt = batch.X_test.repeat(S, 1, 1)
+    X_host = batch.X.repeat(S, 1, 1)
+    lr = 1.0 / np.linalg.norm(X_host.numpy(), axis=-1).max(axis=-1) ** 2
+    dt = resolve_dtype(dtype)
+    X = X_host.to(dtype=dt, device=device)
+    y = batch.y.repeat(S, 1).to(dtype=dt, device=device)
+    Xt = batch.X_test.repeat(S, 1, 1).to(dtype=dt, device=device)
     yt = np.tile(batch.y_test, (S, 1))
     W_dir = net.init(k, 1.0 / math.sqrt(k), seed=seeds.derive(seed, "xor-init"), batch=B)
     W0 = (torch.as_tensor(scales)[:, None, None, None] * W_dir[None]).reshape(S * B, net.m, k)
-    lr = 1.0 / np.linalg.norm(X.numpy(), axis=-1).max(axis=-1) ** 2
+    W0 = W0.to(dtype=dt, device=device)
     run = flow.normalized_flow(net, W0, X, y, loss, lr, [steps])
-    W, log_loss = run.W[-1].clone(), run.log_loss[-1].copy()
+    W, log_loss = run.W[-1].to(X.device).clone(), run.log_loss[-1].copy()
     total = np.full(S * B, steps)
     held = np.tile(batch.info.holds.to_numpy(), S)
     if tol is not None and held.any():
-        idx = torch.as_tensor(np.flatnonzero(held))
+        idx = torch.as_tensor(np.flatnonzero(held), device=X.device)
         m = _measure(net, W[idx], X[idx], y[idx], Xt[idx], yt[held])
-        separated = net.margins(W[idx], X[idx], y[idx]).min(dim=-1).values.numpy() > 0
+        separated = net.margins(W[idx], X[idx], y[idx]).min(dim=-1).values.cpu().numpy() > 0
         dis = np.where(separated, 1 - m["linear_agreement"], 1.0)
         need = flow.steps_for_tolerance(dis, tol, steps, factor)
         if need > steps:
             ext = flow.normalized_flow(net, W[idx], X[idx], y[idx], loss, lr[held], [need - steps])
-            W[idx] = ext.W[-1]
+            W[idx] = ext.W[-1].to(X.device)
             log_loss[held] = ext.log_loss[-1]
             total[held] = need
     m = _measure(net, W, X, y, Xt, yt)
