@@ -269,3 +269,62 @@ def test_summarize_rows():
         half = sgd.halving_index(sr)
         assert row["halving_step"] == (None if half is None else r.steps[half])
         assert row["step_near_min"] <= row["step_of_min"]
+
+
+@pytest.mark.parametrize("check_every", [1, 7, 100])
+def test_divergence_found_late_is_the_one_a_per_step_test_finds(check_every):
+    """The divergence test is read every ``check_every`` steps only; the error (step,
+    quantity, value, configuration) is the one a test at every step raises."""
+    X, y = toy(binary=True)
+    kw = dict(
+        init_scales=[0.01, 1.0, 30.0],
+        width=16,
+        loss="logistic",
+        lr=30.0,
+        batch_size=8,
+        steps=60,
+        seed=0,
+        record_steps=[0],
+        max_loss=50.0,
+    )
+    with pytest.raises(DivergenceError) as every:
+        sgd.train(X * 10, y, X, y, check_every=1, **kw)
+    with pytest.raises(DivergenceError) as late:
+        sgd.train(X * 10, y, X, y, check_every=check_every, **kw)
+    a, b = every.value, late.value
+    assert (a.step, a.quantity, a.config) == (b.step, b.quantity, b.config)
+    assert a.value == b.value and a.value > 50.0 and "minibatch loss" in a.quantity
+
+
+def test_check_every_validated():
+    X, y = toy(binary=True)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="check_every"):
+            sgd.train(X, y, X, y, width=4, loss="logistic", steps=2, check_every=bad)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "cross_entropy"])
+def test_sgd_step_runs_on_meta_without_host_reads(loss):
+    """One SGD step as ``train`` runs it (gather the minibatch, loss and gradient, divergence
+    test, update), on PyTorch's meta device under the guard: no host read, no device mix."""
+    from twolayer.common.device import DeviceGuard
+    from twolayer.paper_a.trainer import DivergenceMonitor
+
+    meta = torch.device("meta")
+    k = 1 if loss == "logistic" else 3
+    p = sgd.glorot_uniform_init(5, 8, k, [0.1, 1.0], seed=0, device=meta)
+    X = torch.empty((60, 5), device=meta)
+    y = (
+        torch.empty(60, device=meta)
+        if loss == "logistic"
+        else torch.empty(60, dtype=torch.long, device=meta)
+    )
+    sched = torch.empty((4, 8), dtype=torch.long, device=meta)
+    mon = DivergenceMonitor(2, torch.float32, meta, nonfinite_first=False)
+    with DeviceGuard(meta) as guard, torch.no_grad():
+        for t in range(2):
+            L, g = sgd._step_loss_and_grad(p, X, y, sched[t], loss)
+            mon.update(t, L, torch.isfinite(L) & (L <= 1e4))
+            for w, gw in zip(p.tensors(), g.tensors()):
+                w.sub_(gw, alpha=0.1)
+    assert L.shape == (2,) and "mm" in " ".join(guard.ops)

@@ -42,7 +42,7 @@ from tqdm import tqdm
 
 from ..common.device import default_device, resolve_dtype
 from .metrics import stable_rank
-from .trainer import DivergenceError, log_spaced_steps
+from .trainer import DivergenceError, DivergenceMonitor, log_spaced_steps
 
 LOSSES = ("logistic", "cross_entropy")
 
@@ -195,6 +195,7 @@ def train(
     chunk: int = 8192,
     num_threads: int | None = None,
     desc: str = "SGD",
+    check_every: int = 100,
 ) -> SGDResult:
     """Minibatch SGD from Glorot-uniform initialisations scaled by each of ``init_scales``.
 
@@ -203,7 +204,11 @@ def train(
     history records ``stable_rank`` (of ``W``), ``train_acc``, ``test_acc``, ``train_loss`` and
     ``test_loss`` on the full sets. ``device=None`` uses CUDA when present; ``progress=None``
     shows a tqdm bar only when stderr is a terminal. A minibatch loss that is not finite or
-    exceeds ``max_loss`` raises :class:`~twolayer.paper_a.trainer.DivergenceError`.
+    exceeds ``max_loss`` raises :class:`~twolayer.paper_a.trainer.DivergenceError`, naming the
+    first such step and configuration. A step never waits for the device: the test runs on the
+    device (:class:`~twolayer.paper_a.trainer.DivergenceMonitor`) and is read at record steps,
+    every ``check_every`` steps and at the end, so a diverged run stops at most ``check_every``
+    steps late, with the same error a test at every step would raise.
 
     ``num_threads`` sets PyTorch's CPU threads for the run (restored afterwards); ``None`` picks
     one thread when a step is small (``B * batch_size * width * d < 2**26`` multiply-adds: thread
@@ -237,9 +242,16 @@ def train(
             max_loss,
             chunk,
             desc,
+            check_every,
         )
     finally:
         torch.set_num_threads(old_threads)
+
+
+def _step_loss_and_grad(p: Params, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor, loss):
+    """One SGD step's minibatch loss ``(B,)`` and gradient, gathered and computed on the
+    device (no host read: tested on PyTorch's ``meta`` device)."""
+    return loss_and_grad(p, X[idx], y[idx], loss)
 
 
 def _train(
@@ -262,6 +274,7 @@ def _train(
     max_loss,
     chunk,
     desc,
+    check_every=100,
 ) -> SGDResult:
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
@@ -323,31 +336,39 @@ def _train(
                 raise DivergenceError(t, name, float(v[cfg]), cfg)
             hist[name].append(v)
 
+    if isinstance(check_every, bool) or not isinstance(check_every, (int, np.integer)):
+        raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
+    if check_every < 1:
+        raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
+    monitor = DivergenceMonitor(B, dt, dev, nonfinite_first=False)
+
+    def poll() -> None:
+        bad = monitor.first()
+        if bad is not None:
+            t_bad, cfg, value = bad
+            raise DivergenceError(
+                t_bad,
+                f"minibatch loss > {max_loss:g}"
+                if math.isfinite(value)
+                else "minibatch loss (not finite)",
+                value,
+                cfg,
+            )
+
     start = time.perf_counter()
     bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, file=sys.stderr)
     sched_dev = torch.as_tensor(schedule, device=dev) if steps else None
     with torch.no_grad():
         for t in range(steps + 1):
+            if t in rec_set or t % check_every == 0 or t == steps:
+                poll()  # the host reads the device here only (and in record)
             if t in rec_set:
                 record(t)
             if t == steps:
                 break
             idx = sched_dev[t]
-            L, g = loss_and_grad(p, Xtr[idx], ytr[idx], loss)
-            bad = ~torch.isfinite(L) | (L > max_loss)
-            if bool(bad.any()):
-                cfg = int(torch.nonzero(bad)[0])
-                what = (
-                    "minibatch loss"
-                    if math.isfinite(float(L[cfg]))
-                    else "minibatch loss (not finite)"
-                )
-                raise DivergenceError(
-                    t,
-                    f"{what} > {max_loss:g}" if math.isfinite(float(L[cfg])) else what,
-                    float(L[cfg]),
-                    cfg,
-                )
+            L, g = _step_loss_and_grad(p, Xtr, ytr, idx, loss)
+            monitor.update(t, L, torch.isfinite(L) & (L <= max_loss))
             for w, gw in zip(p.tensors(), g.tensors()):
                 w.sub_(gw, alpha=lr_)
             bar.update(1)
