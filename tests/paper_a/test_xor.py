@@ -76,3 +76,21 @@ def test_summarise_and_first_d_at_chance():
 def test_tex_number():
     assert xor.tex_number(10**9) == "10^{9}" and xor.tex_number(64) == "64"
     assert xor.tex_number(1000) == "10^{3}" and xor.tex_number(100) == "100"
+
+
+def test_measurement_in_chunks_is_bitwise_the_whole(monkeypatch):
+    """The test sets are shared by the scales and measured in chunks (the paper profile's
+    would take 16 GB repeated per scale): the numbers do not depend on the chunking."""
+    from twolayer.paper_a import models
+
+    net = models.LeakyNetwork(4, 4, gamma=0.5)
+    b = xor.xor_batch(12, [2, 8, 400], 3, 300, 0.25, 0.5, 0)
+    whole = xor.train_and_test(net, b, "logistic", [0.01, 1.0], 150, 0, tol=0.01)
+    monkeypatch.setattr(xor, "CHUNK_BYTES", 2**16)  # several runs per chunk, several chunks
+    chunked = xor.train_and_test(net, b, "logistic", [0.01, 1.0], 150, 0, tol=0.01)
+    assert whole.equals(chunked)
+    monkeypatch.setattr(xor, "CHUNK_BYTES", 1)  # one run per chunk
+    assert whole.equals(xor.train_and_test(net, b, "logistic", [0.01, 1.0], 150, 0, tol=0.01))
+    # each run is tested on its own data set: scale s, data set i is row s * B + i
+    B = len(b.info)
+    assert (whole.d.to_numpy()[:B] == whole.d.to_numpy()[B:]).all()
