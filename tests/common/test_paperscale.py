@@ -148,4 +148,12 @@ def test_profile_table_has_every_chapter_run_or_stopped(tmp_path):
         in rows["`paper_x/ch`"]
     )
     assert "stopped at the cap (60 min)" in rows["`paper_x/slow`"]
-    assert "DatasetUnavailable" in rows["`paper_x/data`"]
+    assert "stopped: DatasetUnavailable: x |" in rows["`paper_x/data`"]
+
+
+def test_where_reads_the_environment():
+    assert ps._where({"numpy": "2", "device": "cuda:0", "dtype": "float32", "torch": "2"}) == (
+        "cuda:0, float32"
+    )
+    assert ps._where({"numpy": "2"}) == "CPU (NumPy)"
+    assert ps._where({"numpy": "2", "torch": "2"}) == "cpu"

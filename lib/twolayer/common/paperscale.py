@@ -334,8 +334,7 @@ def profile_table(root: str | os.PathLike, progress: dict, note: str = "") -> st
             applied = [r for r in rec["checks"] if r.get("applies")]
             ok = sum(1 for r in applied if r.get("passed"))
             checks = f"{ok} / {len(applied)}"
-            env = rec.get("environment", {})
-            where = f"{env.get('device', 'cpu')}, {env.get('dtype', '—')}"
+            where = _where(rec.get("environment", {}))
             outcome = (
                 "every applicable check passed"
                 if ok == len(applied)
@@ -348,12 +347,22 @@ def profile_table(root: str | os.PathLike, progress: dict, note: str = "") -> st
                 outcome = f"stopped at the cap ({prog['timed_out_after'] / 60:.0f} min)"
                 secs = None
             else:
-                outcome = f"stopped: {err[:160]}"
+                name, _, rest = err.partition(": ")
+                outcome = f"stopped: {name}: {rest.split(':')[0].strip()}" if rest else err
+                outcome = outcome[:160]
         lines.append(
             f"| `{ch}` | {'—' if secs is None else f'{secs / 60:.1f}'} | "
             f"{'—' if mem is None else f'{mem:.0f}'} | {checks} | {where} | {outcome} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _where(env: dict) -> str:
+    """Device and dtype as the run recorded them; a chapter without torch ran NumPy on the
+    CPU."""
+    if "torch" not in env and "device" not in env:
+        return "CPU (NumPy)"
+    return ", ".join(str(env[k]) for k in ("device", "dtype") if env.get(k)) or "cpu"
 
 
 def main(argv: list[str] | None = None) -> int:
