@@ -302,6 +302,8 @@ def min_measure(
     grid: int = 360,
     levels: int | None = None,
     factor: int | None = None,
+    resolve: float | None = None,
+    max_levels: int = 8,
 ) -> MeasureOptimum:
     """Estimate ``mu_lambda^* = argmin_mu L(mu) + lam |mu|_1`` (eq. (5)) without any network:
     the weighted Lasso (:func:`lasso_active_set`, exact) over ``grid`` directions of ``S_*``
@@ -311,8 +313,10 @@ def min_measure(
     contains the previous support, so the value can only fall (a level that rounding makes
     worse is discarded). The value is an upper bound of the minimum over all measures
     (directions outside ``S_*`` are not searched), so gaps computed with it are lower
-    estimates of ``zeta``. Chapters ``paper_b/stage3`` and ``paper_b/certificates``
-    (Lemmas 5, 6, 8, 9)."""
+    estimates of ``zeta``. With ``resolve``, refinement goes on after ``levels`` until the
+    optimum's :attr:`~MeasureOptimum.resolution` is at most ``resolve`` (or ``max_levels``
+    refinements were made): a page that needs the optimum to a given accuracy asks for it.
+    Chapters ``paper_b/stage3`` and ``paper_b/certificates`` (Lemmas 5, 6, 8, 9)."""
     B = teacher.info["basis"]
     r = B.shape[1]
     if factor is None:
@@ -324,7 +328,9 @@ def min_measure(
     step = grid_spacing(r, grid)
     hist: list[float] = []
     best = None
-    for level in range(levels + 1):
+    level = -1
+    while True:
+        level += 1
         G, b, y2 = lasso_quadratic(U, np.ones(len(U)), teacher)
         c, info = lasso_active_set(G, b, 1.0, lam)
         value = info["objective"] + y2
@@ -332,8 +338,10 @@ def min_measure(
         if best is None or value <= best[0]:
             best = (value, U[keep], c[keep], info["kkt"], step)
         hist.append(min(hist[-1], value) if hist else value)
-        if level == levels:
-            break
+        if level >= levels:
+            now = MeasureOptimum(best[0], best[1], best[2], hist, best[3], best[4], float(lam))
+            if resolve is None or now.resolution <= resolve or level >= max(levels, max_levels):
+                break
         support, weights = best[1], best[2]
         new = step / factor
         patches = [support, Us]

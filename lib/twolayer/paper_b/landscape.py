@@ -32,9 +32,15 @@ def visible_threshold(L: float) -> float:
     return math.sqrt(max(L, 0.0) / KAPPA2_ONE)
 
 
-def optima(teacher: Teacher, lams, grid: int, levels: int | None = None) -> list:
-    """:func:`~twolayer.paper_b.features.min_measure` at every ``lambda`` of ``lams``."""
-    return [feat.min_measure(teacher, lam, grid=grid, levels=levels) for lam in lams]
+def optima(teacher: Teacher, lams, grid: int, levels: int | None = None, resolve=None) -> list:
+    """:func:`~twolayer.paper_b.features.min_measure` at every ``lambda`` of ``lams``;
+    ``resolve``: the accuracy asked of each (one value per ``lambda``, refined until reached;
+    ``None``: the default refinement only)."""
+    targets = [None] * len(lams) if resolve is None else list(np.broadcast_to(resolve, len(lams)))
+    return [
+        feat.min_measure(teacher, lam, grid=grid, levels=levels, resolve=t)
+        for lam, t in zip(lams, targets)
+    ]
 
 
 def gaps(traj: Trajectory, opts: list) -> np.ndarray:
