@@ -126,3 +126,23 @@ def test_split_pair_costs_delta_cubed_single_delta_squared():
     assert sp == pytest.approx(3, abs=0.02) and ss == pytest.approx(2, abs=0.02)
     assert np.all(pair < single)
     assert feat.split_pair_loss(t, 0, [0.0])[0] < 1e-15
+
+
+def test_min_measure_refines_until_it_resolves_what_is_asked():
+    """Stage 3's paper profile: at lambda = 0.04 / 2^8 two refinements leave the optimum
+    uncertain by about twice lambda^2; asked for lambda^2 / 10, it refines further."""
+    from twolayer.common import seeds
+    from twolayer.paper_b import teacher as tmod
+
+    t = tmod.random_teacher(50, 2, 3, seeds.derive(0, "teacher"))
+    lam = 0.04 / 2**8
+    plain = feat.min_measure(t, lam, grid=720)
+    assert len(plain.levels) == 3 and plain.resolution > 0.1 * lam**2
+    asked = feat.min_measure(t, lam, grid=720, resolve=0.1 * lam**2)
+    assert asked.resolution <= 0.1 * lam**2 and len(asked.levels) > 3
+    assert asked.value <= plain.value  # every level keeps the previous support
+    capped = feat.min_measure(t, lam, grid=720, resolve=0.0, max_levels=4)
+    assert len(capped.levels) == 5  # an unreachable accuracy stops at max_levels
+    # where the default already resolves it, asking changes nothing
+    easy = feat.min_measure(t, 0.04, grid=720)
+    assert feat.min_measure(t, 0.04, grid=720, resolve=0.1 * 0.04**2).value == easy.value
