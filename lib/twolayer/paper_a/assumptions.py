@@ -155,6 +155,7 @@ def lemma33_sweep(
     dims=None,
     progress: bool | None = None,
     aniso: float = 0.0,
+    gram: str = "coordinates",
 ) -> list[dict]:
     """Draw ``draws`` Gaussian data sets ``N(0, Sigma)`` (``Sigma`` from
     :func:`two_level_spectrum`, ``I_d`` when ``aniso = 0``) for each ``n`` in ``ns`` and each
@@ -163,7 +164,13 @@ def lemma33_sweep(
     assumption_ratio, holds`` (``ratio = d / (n^2 log n)``).
 
     Each draw has its own generator seeded by ``(seed, n, d, draw)``, so any cell of the
-    sweep can be recomputed alone."""
+    sweep can be recomputed alone. ``gram``: how a data set's Gram matrix is drawn, which is
+    all the assumption reads: ``"coordinates"`` draws the ``n x d`` data (cost ``O(n d)``),
+    ``"wishart"`` draws the Gram matrix from its exact law (:func:`_wishart_gram_stats`,
+    cost ``O(n^3)``, independent of ``d``); the two give different draws of the same law."""
+    if gram not in ("coordinates", "wishart"):
+        raise ValueError(f"gram must be 'coordinates' or 'wishart', got {gram!r}")
+    stats = _gaussian_gram_stats if gram == "coordinates" else _wishart_gram_stats
     import sys
 
     from tqdm import tqdm
@@ -182,7 +189,7 @@ def lemma33_sweep(
     rows = []
     for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, file=sys.stderr):
         for k in range(draws):
-            norms, p = _gaussian_gram_stats(n, d, [int(seed), n, d, k], aniso)
+            norms, p = stats(n, d, [int(seed), n, d, k], aniso)
             q = float(assumption_ratio(norms, p, n, gamma))
             rows.append(
                 {
@@ -216,6 +223,37 @@ def _gaussian_gram_stats(n: int, d: int, seed, aniso: float = 0.0) -> tuple[np.n
         if scale is not None:
             block *= scale[start : start + block.shape[1]]
         G += block @ block.T
+    norms = np.sqrt(np.diagonal(G).copy())
+    p = float((np.abs(G) * (1 - np.eye(n))).max())
+    return norms, p
+
+
+def _wishart(n: int, df: int, rng) -> np.ndarray:
+    """``X X^T`` for ``X`` with ``df`` i.i.d. ``N(0, I_n)`` columns, drawn from its law, the
+    Wishart ``W_n(I, df)``, by Bartlett's decomposition (``df >= n``): ``A`` lower triangular
+    with ``A_ii^2 ~ chi^2(df - i)`` (``i = 0..n-1``) and ``A_ij ~ N(0, 1)`` below the
+    diagonal; ``X X^T = A A^T`` in law."""
+    A = np.zeros((n, n))
+    A[np.tril_indices(n, -1)] = rng.standard_normal(n * (n - 1) // 2)
+    A[np.diag_indices(n)] = np.sqrt(rng.chisquare(df - np.arange(n)))
+    return A @ A.T
+
+
+def _wishart_gram_stats(n: int, d: int, seed, aniso: float = 0.0) -> tuple[np.ndarray, float]:
+    """What :func:`_gaussian_gram_stats` returns, drawn from the Gram matrix's exact law: for
+    ``Sigma = I_d`` it is Wishart ``W_n(I, d)``; for :func:`two_level_spectrum` it is
+    ``(1 + aniso) W_n(I, d_1) + s W_n(I, d - d_1)`` (independent), ``s`` the lower variance.
+    ``O(n^3)`` whatever ``d``, which makes the paper profile's sweep (``d`` up to 6 million)
+    take seconds instead of hours. Where ``d < n`` (a singular Wishart) it draws the data."""
+    spec = two_level_spectrum(d, aniso) if aniso else None
+    h = d // 2 if aniso else d
+    if h < n or (aniso and d - h < n):
+        return _gaussian_gram_stats(n, d, seed, aniso)
+    rng = np.random.default_rng(seed)
+    if spec is None:
+        G = _wishart(n, d, rng)
+    else:
+        G = spec[0] * _wishart(n, h, rng) + spec[-1] * _wishart(n, d - h, rng)
     norms = np.sqrt(np.diagonal(G).copy())
     p = float((np.abs(G) * (1 - np.eye(n))).max())
     return norms, p
