@@ -166,7 +166,7 @@ def lemma33_sweep(
     Each draw has its own generator seeded by ``(seed, n, d, draw)``, so any cell of the
     sweep can be recomputed alone. ``gram``: how a data set's Gram matrix is drawn, which is
     all the assumption reads: ``"coordinates"`` draws the ``n x d`` data (cost ``O(n d)``),
-    ``"wishart"`` draws the Gram matrix from its exact law (:func:`_wishart_gram_stats`,
+    ``"wishart"`` draws the Gram matrix from its exact law (``_wishart_gram_stats``,
     cost ``O(n^3)``, independent of ``d``); the two give different draws of the same law."""
     if gram not in ("coordinates", "wishart"):
         raise ValueError(f"gram must be 'coordinates' or 'wishart', got {gram!r}")
