@@ -223,8 +223,13 @@ def _gaussian_gram_stats(n: int, d: int, seed, aniso: float = 0.0) -> tuple[np.n
         if scale is not None:
             block *= scale[start : start + block.shape[1]]
         G += block @ block.T
+    return _norms_and_p(G)
+
+
+def _norms_and_p(G: np.ndarray) -> tuple[np.ndarray, float]:
+    """The norms ``sqrt(G_ii)`` and ``p = max_{i != j} |G_ij|`` of a Gram matrix."""
     norms = np.sqrt(np.diagonal(G).copy())
-    p = float((np.abs(G) * (1 - np.eye(n))).max())
+    p = float((np.abs(G) * (1 - np.eye(G.shape[0]))).max())
     return norms, p
 
 
@@ -254,9 +259,7 @@ def _wishart_gram_stats(n: int, d: int, seed, aniso: float = 0.0) -> tuple[np.nd
         G = _wishart(n, d, rng)
     else:
         G = spec[0] * _wishart(n, h, rng) + spec[-1] * _wishart(n, d - h, rng)
-    norms = np.sqrt(np.diagonal(G).copy())
-    p = float((np.abs(G) * (1 - np.eye(n))).max())
-    return norms, p
+    return _norms_and_p(G)
 
 
 def log_exponent(rows, n_boot: int = 200, seed: int = 0, level: float = 0.95):
