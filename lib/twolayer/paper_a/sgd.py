@@ -248,12 +248,6 @@ def train(
         torch.set_num_threads(old_threads)
 
 
-def _step_loss_and_grad(p: Params, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor, loss):
-    """One SGD step's minibatch loss ``(B,)`` and gradient, gathered and computed on the
-    device (no host read: tested on PyTorch's ``meta`` device)."""
-    return loss_and_grad(p, X[idx], y[idx], loss)
-
-
 def _train(
     X_train,
     y_train,
@@ -336,9 +330,11 @@ def _train(
                 raise DivergenceError(t, name, float(v[cfg]), cfg)
             hist[name].append(v)
 
-    if isinstance(check_every, bool) or not isinstance(check_every, (int, np.integer)):
-        raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
-    if check_every < 1:
+    if (
+        isinstance(check_every, bool)
+        or not isinstance(check_every, (int, np.integer))
+        or check_every < 1
+    ):
         raise ValueError(f"check_every must be a positive integer, got {check_every!r}")
     monitor = DivergenceMonitor(B, dt, dev, nonfinite_first=False)
 
@@ -367,7 +363,7 @@ def _train(
             if t == steps:
                 break
             idx = sched_dev[t]
-            L, g = _step_loss_and_grad(p, Xtr, ytr, idx, loss)
+            L, g = loss_and_grad(p, Xtr[idx], ytr[idx], loss)
             monitor.update(t, L, torch.isfinite(L) & (L <= max_loss))
             for w, gw in zip(p.tensors(), g.tensors()):
                 w.sub_(gw, alpha=lr_)
