@@ -61,7 +61,7 @@ def _keep(tmp_path, results):
     nb.cells = [plain, fig]
     nbformat.write(nb, src / "ch.ipynb")
     root = tmp_path / "book_root"
-    (root / "lib").mkdir(parents=True)
+    (root / "book").mkdir(parents=True)
     (root / "_toc.yml").write_text("root: intro\n")
     return tmp_path / "runs", root
 
@@ -119,14 +119,14 @@ def test_a_failed_paper_check_is_shown_as_failed(tmp_path):
     assert ps._outcome(rec["checks"][0]) == "FAILED"
 
 
-def test_record_path_and_repo_root(tmp_path, monkeypatch):
+def test_record_path_and_book_root(tmp_path, monkeypatch):
     _, root = _keep(tmp_path, _results())
     (root / "notebooks" / "paper_x").mkdir(parents=True)
     monkeypatch.chdir(root / "notebooks" / "paper_x")
-    assert ps.repo_root() == root
+    assert ps.book_root() == root
     assert ps.record_path("paper_x/ch") == root / "book/generated/paper/paper_x/ch.json"
     monkeypatch.chdir(tmp_path)
-    assert ps.repo_root() is None and ps.record_path("paper_x/ch") is None
+    assert ps.book_root() is None and ps.record_path("paper_x/ch") is None
 
 
 def test_profile_table_has_every_chapter_run_or_stopped(tmp_path):

@@ -273,14 +273,22 @@ def labels_in(root: str | Path) -> frozenset[str]:
     return _labels_under(str(Path(root).resolve()))
 
 
+def book_root(start: str | Path | None = None) -> Path | None:
+    """The checkout's root (the folder with ``_toc.yml`` and ``book/``) holding ``start``
+    (default: the working directory, a chapter's folder when a page runs); ``None`` outside a
+    checkout (e.g. on Colab)."""
+    here = Path(start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / "_toc.yml").is_file() and (d / "book").is_dir():
+            return d
+    return None
+
+
 def book_labels() -> frozenset[str] | None:
     """The ``prf`` labels the book's pages define (``:label:`` lines), read from the checkout
     that holds the working directory; ``None`` outside a checkout (e.g. on Colab)."""
-    here = Path.cwd().resolve()
-    for d in (here, *here.parents):
-        if (d / "_toc.yml").is_file() and (d / "book").is_dir():
-            return labels_in(d)
-    return None
+    root = book_root()
+    return None if root is None else labels_in(root)
 
 
 def _ref(statement: str | None, markdown: bool = True) -> str:

@@ -27,25 +27,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .checks import book_root
 from .io import atomic_write_bytes, atomic_write_json
 
 GENERATED = Path("book") / "generated" / "paper"
 MAX_FIGURES = 8
 
 
-def repo_root(start: str | os.PathLike | None = None) -> Path | None:
-    """The book's root (the folder with ``_toc.yml``) above ``start`` (default: the working
-    directory, a chapter's folder when a page runs), or ``None`` outside a checkout (Colab)."""
-    p = Path(start or os.getcwd()).resolve()
-    for cand in (p, *p.parents):
-        if (cand / "_toc.yml").exists() and (cand / "lib").is_dir():
-            return cand
-    return None
-
-
 def record_path(chapter: str, root: str | os.PathLike | None = None) -> Path | None:
     """``book/generated/paper/<chapter>.json`` under the book's root (``None`` outside it)."""
-    root = Path(root) if root is not None else repo_root()
+    root = Path(root) if root is not None else book_root()
     return None if root is None else root / GENERATED / f"{chapter}.json"
 
 
