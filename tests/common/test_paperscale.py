@@ -155,7 +155,7 @@ def test_where_reads_the_environment():
     assert ps._where({"numpy": "2", "device": "cuda:0", "dtype": "float32", "torch": "2"}) == (
         "cuda:0, float32"
     )
-    assert ps._where({"numpy": "2"}) == "CPU (NumPy)"
+    assert ps._where({"numpy": "2"}) == "NumPy on the CPU"
     assert ps._where({"numpy": "2", "torch": "2"}) == "cpu"
 
 

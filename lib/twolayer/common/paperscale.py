@@ -222,11 +222,9 @@ def summary(record: dict) -> str:
     secs = record.get("seconds")
     took = f"in {secs / 60:.1f} min" if secs else "(time not recorded)"
     mem = record.get("peak_rss_mb")
-    env = record.get("environment", {})
-    where = f"device {env.get('device', 'cpu')}" + (f", {env['dtype']}" if env.get("dtype") else "")
     return (
         f"The `paper` profile of this chapter ran on {record.get('date')} on "
-        f"{record.get('machine')} ({where}), {took}"
+        f"{record.get('machine')} ({_where(record.get('environment', {}))}), {took}"
         + (f", peak memory {mem:.0f} MB" if mem else "")
         + f": {passed} of {len(applied)} applicable checks passed"
         + (f" ({len(rows) - len(applied)} not applicable)" if len(rows) > len(applied) else "")
@@ -352,7 +350,7 @@ def _where(env: dict) -> str:
     """Device and dtype as the run recorded them; a chapter without torch ran NumPy on the
     CPU."""
     if "torch" not in env and "device" not in env:
-        return "CPU (NumPy)"
+        return "NumPy on the CPU"
     return ", ".join(str(env[k]) for k in ("device", "dtype") if env.get(k)) or "cpu"
 
 
