@@ -164,3 +164,14 @@ def test_readme_table_between_markers_is_replaced():
     new = ps.replace_marked(text, "| new |\n")
     assert new == f"intro\n{ps.BEGIN}\n| new |\n{ps.END}\nrest\n"
     assert ps.replace_marked("no markers\n", "| new |\n") == "no markers\n"
+
+
+def test_a_record_is_dated_by_its_run_not_by_the_collect(tmp_path):
+    import os
+
+    src, root = _keep(tmp_path, _results())
+    res = src / "paper_x" / "ch.json"
+    when = 1_764_547_200  # 2025-12-01 00:00 UTC
+    os.utime(res, (when + 43_200, when + 43_200))  # noon: the same day in any time zone
+    [path] = ps.collect(src, root)
+    assert json.loads(path.read_text())["date"] == "2025-12-01"

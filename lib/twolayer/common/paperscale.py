@@ -131,7 +131,8 @@ def collect(
     ``<chapter>/<name>.png``) for every chapter run in ``src`` (``<paper>/<chapter>.json`` and
     ``.ipynb``, as ``bench --keep`` leaves them). ``progress``: the bench's progress record
     (``{"chapters": {chapter: {"seconds", "rss_mb", "error"}}}``) for the time and memory;
-    ``machine`` and ``date``: where and when (default: this machine, today). Runs of another
+    ``machine`` and ``date``: where and when (default: this machine, and the day the results
+    file was written, so a later collect does not re-date a run). Runs of another
     ``profile`` are refused (a smoke run must never pass for the paper's scale). Returns the
     records written."""
     src, root = Path(src), Path(root)
@@ -155,7 +156,7 @@ def collect(
         record = {
             "chapter": chapter,
             "profile": results.get("params", {}).get("profile"),
-            "date": date or _dt.date.today().isoformat(),
+            "date": date or _dt.date.fromtimestamp(res_file.stat().st_mtime).isoformat(),
             "machine": machine or default_machine(),
             "seconds": timing.get("seconds"),
             "peak_rss_mb": timing.get("rss_mb"),
