@@ -6,13 +6,35 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: book paper paper-times paper-collect test unit test-full lint mutate chromium sync bench robustness clean
+.PHONY: lock test-latest update-reference nbval nbval-update book paper paper-times paper-collect test unit test-full lint mutate chromium sync bench robustness clean
 
-$(STAMP): requirements.txt pyproject.toml
+LOCK   := requirements.lock
+# Extra pip options for the install from the lock: elsewhere than this project's machines, the
+# CPU wheel torch==2.13.0+cpu comes from PyTorch's own index, e.g.
+#   make test PIP_EXTRA="--extra-index-url https://download.pytorch.org/whl/cpu"
+PIP_EXTRA ?=
+
+# The environment: exactly the lock (versions and hashes, no resolution), then this repository's
+# `twolayer` package in editable mode without dependencies (they are all in the lock).
+$(STAMP): $(LOCK) pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --require-hashes --no-deps $(PIP_EXTRA) -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip check
 	touch $(STAMP)
+
+# Regenerate the lock from requirements.txt (loose ranges, and the package's own in
+# pyproject.toml) with uv's resolver: CPython 3.11 on Linux x86_64, with every file's hash.
+# Run `make test-latest` first: it says what the newest versions would change.
+UV_VERSION := 0.13.9
+# where torch's CPU wheel (2.13.0+cpu) is found: this project's machines keep it on disk
+TORCH_WHEELS ?= $(if $(wildcard /opt/wheels/torch-*),--find-links /opt/wheels,\
+	--extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
+lock:
+	$(PYTHON) -m pip install --quiet "uv==$(UV_VERSION)"
+	$(PYTHON) -m uv pip compile requirements.txt --generate-hashes --python-version 3.11 \
+		--python-platform x86_64-manylinux_2_28 --no-emit-package twolayer \
+		$(TORCH_WHEELS) --custom-compile-command "make lock" -o $(LOCK)
 
 # Executes every notebook (profile from BOOK_PROFILE, default "book") and writes _build/html.
 book: $(STAMP)
@@ -46,8 +68,45 @@ paper-collect: $(STAMP)
 XDIST := -n 2 --dist loadgroup --no-loadscope-reorder
 test: $(STAMP) chromium
 	@rc=0; $(MAKE) --no-print-directory lint || rc=1; \
-	BOOK_PROFILE=smoke $(PY) -m pytest $(XDIST) || rc=1; \
+	BOOK_PROFILE=smoke $(PY) -m pytest $(XDIST) tests notebooks --nbval || rc=1; \
 	exit $$rc
+
+# nbval over every chapter notebook alone (notebooks/conftest.py: smoke profile, network guard,
+# the parameter and check tables compared with the outputs committed in each .ipynb); one
+# chapter: `.venv/bin/pytest --nbval-lax notebooks/paper_a/figure1.ipynb`.
+nbval: $(STAMP)
+	BOOK_PROFILE=smoke $(PY) -m pytest $(XDIST) notebooks --nbval
+
+# Refresh the outputs nbval compares (the tagged cells of each .ipynb); commit them saying why.
+nbval-update: $(STAMP)
+	$(PY) tests/nbval_update.py
+
+# Refresh the reference results (tests/reference/smoke): every chapter's smoke metrics at its
+# defaults and their spread over 5 other seeds (twolayer/reference.py); commit them saying why.
+update-reference: $(STAMP)
+	rm -rf runs/reference
+	$(PY) -m twolayer.reference update
+
+# The newest versions the ranges of requirements.txt allow, in their own environment: the unit
+# tests, the strict smoke build, and every smoke metric that moved against the locked build's
+# reference (both values; the command fails when one moved beyond its tolerance). Run it
+# before `make lock`.
+LATEST := .venv-latest
+test-latest:
+	rm -rf $(LATEST) runs/latest
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST)/bin/python -m pip install --quiet --upgrade $(PIP_EXTRA) -r requirements.txt
+	@echo "== packages that differ from the lock"
+	-$(LATEST)/bin/python -m twolayer.common.lockfile
+	@echo "== unit tests"
+	BOOK_PROFILE=smoke $(LATEST)/bin/python -m pytest tests/common tests/paper_a tests/paper_b \
+		tests/entry_points -m "unit and not slow" -n 2 -q
+	@echo "== strict smoke build"
+	BOOK_PROFILE=smoke OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
+		$(LATEST)/bin/jupyter-book build . --path-output runs/latest -W -n --keep-going
+	@echo "== smoke metrics that moved against the reference (tests/reference/smoke)"
+	$(LATEST)/bin/python -m twolayer.reference compare runs/latest/_build/results --all
 
 # The library's unit tests without the slow ones (seconds); `make test` runs everything.
 unit: $(STAMP)
@@ -94,3 +153,12 @@ robustness: $(STAMP)
 
 clean:
 	rm -rf _build .pytest_cache
+
+# The Colab path, offline (tests/notebooks/test_colab.py, minutes; run it before each release):
+# a fresh environment with only torch and ipykernel, twolayer installed there by a chapter's own
+# install cell from a git+file:// clone of the working tree (the one step that reaches the
+# package index), then paper_a/setting and paper_b/stage1 at the smoke profile in that kernel,
+# under the network guard, from a folder outside the checkout.
+.PHONY: test-colab
+test-colab: $(STAMP)
+	BOOK_PROFILE=smoke $(PY) -m pytest tests/notebooks/test_colab.py -m colab -n 0 -v -s

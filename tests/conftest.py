@@ -22,78 +22,22 @@
 from __future__ import annotations
 
 import os
-import runpy
-import tempfile
+import sys
 from pathlib import Path
 
 import pytest
 
 from helpers import GUARDS, ROOT, Book, book_build, write_tiny
 
-# --- environment of every process the tests start --------------------------------------------
+# --- environment of every process the tests start, and the network guard ----------------------
 
-os.environ.setdefault("BOOK_PROFILE", "smoke")
-for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-    os.environ[_var] = "1"
 os.environ.setdefault("MPLBACKEND", "Agg")
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(GUARDS)]
-    + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(GUARDS)]
+sys.path.insert(0, str(GUARDS))
+from network_plugin import (  # noqa: E402, F401  (pytest hooks, registered by import)
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+    pytest_sessionfinish,
 )
-
-# one folder of connection logs for the whole session: created by the controller (or a plain
-# run), inherited by xdist workers; each process family writes its own file
-if not os.environ.get("TWOLAYER_NETWORK_DIR"):
-    os.environ["TWOLAYER_NETWORK_DIR"] = tempfile.mkdtemp(prefix="twolayer-net-")
-NETWORK_DIR = Path(os.environ["TWOLAYER_NETWORK_DIR"])
-WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
-NETWORK_LOG = NETWORK_DIR / f"{WORKER}.log"
-os.environ["TWOLAYER_NETWORK_LOG"] = str(NETWORK_LOG)
-runpy.run_path(str(GUARDS / "sitecustomize.py"))
-
-
-def _attempts() -> str:
-    return "".join(p.read_text() for p in sorted(NETWORK_DIR.glob("*.log")))
-
-
-def _log_size() -> int:
-    return NETWORK_LOG.stat().st_size if NETWORK_LOG.exists() else 0
-
-
-_LOG_AT_START = pytest.StashKey[int]()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    item.stash[_LOG_AT_START] = _log_size()
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    """Fail the phase (setup, call, teardown) of a test during which this worker (or a process
-    it started: a kernel, a Dask worker, the book build) tried to reach the network."""
-    outcome = yield
-    report = outcome.get_result()
-    start = item.stash.get(_LOG_AT_START, None)
-    size = _log_size()
-    if start is not None and size > start:
-        with open(NETWORK_LOG) as fh:
-            fh.seek(start)
-            new = fh.read()
-        item.stash[_LOG_AT_START] = size
-        report.outcome = "failed"
-        report.longrepr = f"network access attempted (blocked) during {call.when}:\n{new}"
-
-
-def pytest_sessionfinish(session, exitstatus):
-    # runs in every worker and in the controller; the controller sees every worker's log
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        return
-    text = _attempts()
-    if text.strip():
-        print("\nnetwork access attempted during the tests (blocked):\n" + text)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
 
 # --- markers and groups -----------------------------------------------------------------------
 

@@ -121,9 +121,12 @@ def paper_record_files(path: Path) -> list[Path]:
 
 
 def dependency_key(path: Path) -> str:
-    """A hash of the library files a notebook imports, of its recorded paper-profile run and
-    of the profile."""
+    """A hash of the library files a notebook imports, of its recorded paper-profile run, of
+    the profile and of the lock (``requirements.lock``): a new lock re-runs every chapter."""
     h = hashlib.sha256(profile().encode())
+    lock = LIB.parent / "requirements.lock"
+    if lock.exists():
+        h.update(lock.read_bytes())
     for f in library_files(_notebook_code(path)):
         h.update(str(f.relative_to(LIB)).encode())
         h.update(f.read_bytes())
@@ -173,7 +176,38 @@ def _drop_cache_record(app, nb_path: Path) -> None:
 # --- Sphinx events ------------------------------------------------------------------------------
 
 
+# --- the paper profile needs CIFAR-10 -----------------------------------------------------------
+
+
+def paper_profile_data_error() -> str | None:
+    """Why a ``BOOK_PROFILE=paper`` build cannot run (``None``: it can). Its Figure 2 page
+    (``paper_a/real_images``) trains on CIFAR-10 there, found as the page finds it: its
+    ``data_dir`` parameter is left at ``None``, so the archive ``cifar-10-binary.tar.gz`` is
+    looked for in ``$CIFAR10_DIR`` (``twolayer.paper_a.images.find_cifar10``)."""
+    if profile() != "paper":
+        return None
+    from twolayer.paper_a.images import DatasetUnavailable, find_cifar10
+
+    try:
+        find_cifar10(None)
+    except DatasetUnavailable as exc:
+        return (
+            "BOOK_PROFILE=paper needs the CIFAR-10 archive (Figure 2, paper_a/real_images, "
+            f"trains on it at the paper's scale), and nothing has run: {exc}. At the paper's "
+            "scale each chapter takes from under a minute to about an hour on 2 CPU cores "
+            "(about 2 hours for all but Figure 2, whose 10^6 SGD steps want a GPU: about 5 "
+            "hours on 2 CPU cores); the README's \"The papers' scale\" has the measured "
+            "table. `make paper-times` runs the chapters one by one instead."
+        )
+    return None
+
+
 def _config_inited(app, config):
+    problem = paper_profile_data_error()
+    if problem:  # before any page is read or executed
+        from sphinx.errors import ConfigError
+
+        raise ConfigError(problem)
     if config.nb_execution_mode == "cache":
         config.nb_execution_cache_path = str(cache_dir(app))
 
@@ -212,7 +246,52 @@ def _doctree_read(app, doctree):
         _save_key(app, env.docname, dependency_key(Path(env.doc2path(env.docname))))
 
 
+# --- which lock built the site ("Execution times") -----------------------------------------------
+
+
+def lock_sentence() -> str:
+    """One paragraph (MyST) on the environment this build ran in: the lock's SHA-256 and
+    whether the installed packages are exactly the locked ones."""
+    from twolayer.common.lockfile import summary
+
+    lock = summary()
+    if lock["sha256"] is None:
+        return "This build ran without `requirements.lock` (not from a checkout)."
+    text = (
+        f"This site was built in the environment of `requirements.lock`, SHA-256 "
+        f"`{lock['sha256'][:16]}…` ({lock['packages']} packages, exact versions and hashes; "
+        "`make lock` regenerates it)."
+    )
+    if lock["matches"]:
+        return text + " Every locked package was installed at its locked version."
+    return (
+        text
+        + " **The installed packages differed from the lock:** "
+        + "; ".join(f"`{m}`" for m in lock["mismatched"])
+        + "."
+    )
+
+
+def _lock_directive():
+    from docutils import nodes
+    from sphinx.util.docutils import SphinxDirective
+
+    class LockInfo(SphinxDirective):
+        """``{lock-info}``: :func:`lock_sentence`, parsed as MyST."""
+
+        has_content = False
+
+        def run(self):
+            lock = LIB.parent / "requirements.lock"
+            if lock.exists():  # a new lock re-reads the page
+                self.env.note_dependency(str(lock))
+            return self.parse_text_to_nodes(lock_sentence()) or [nodes.paragraph()]
+
+    return LockInfo
+
+
 def setup(app):
+    app.add_directive("lock-info", _lock_directive())
     # Sphinx re-reads every page when a config value marked "env" changes: the profile is one.
     app.add_config_value("twolayer_profile", profile(), "env")
     app.connect("config-inited", _config_inited)

@@ -8,6 +8,7 @@
 Layers, imports flowing one way (down):
 
 ``twolayer.sweep``, ``bench``, ``robustness``  entry points (``python -m twolayer.sweep`` ...)
+``twolayer.cli``                           the ``twolayer`` command (``twolayer run CHAPTER``)
 ``twolayer.paper_a``, ``twolayer.paper_b``  one subpackage per paper, importing only ``common``
 ``twolayer.common``                        contract, checks, claims, io, device, seeds, store,
                                            plotting
@@ -19,5 +20,5 @@ from .common._lazy import lazy_submodules
 
 __version__ = "0.1.0"
 
-__all__ = ["bench", "common", "paper_a", "paper_b", "robustness", "sweep"]
+__all__ = ["bench", "cli", "common", "paper_a", "paper_b", "robustness", "sweep"]
 __getattr__ = lazy_submodules(__name__, __all__)

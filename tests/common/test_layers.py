@@ -1,7 +1,8 @@
 """The library's layers (README, "Layout"): ``twolayer.common`` imports nothing else of the
 book; ``paper_a`` and ``paper_b`` import only ``common`` and themselves; the entry points
-(``sweep``, ``robustness``, ``bench``) sit on top. And each module's docstring names the chapters
-that use it (the library reference page is generated from the docstrings)."""
+(``sweep``, ``robustness``, ``bench``, ``reference``, ``cli``) sit on top. And each module's
+docstring names the chapters that use it (the library reference page is generated from the
+docstrings)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ ALLOWED = {
     "paper_a": {"common", "paper_a"},
     "paper_b": {"common", "paper_b"},
 }
-ENTRY_POINTS = {"sweep", "robustness", "bench"}
+ENTRY_POINTS = {"sweep", "robustness", "bench", "reference", "cli"}
 
 
 def _layer(path: Path) -> str:

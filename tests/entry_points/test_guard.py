@@ -1,4 +1,5 @@
-"""The network guard itself (tests/guards/sitecustomize.py and conftest.py).
+"""The network guard itself (tests/guards/sitecustomize.py and network_plugin.py, whose hooks
+both conftest.py files import).
 
 Connections to non-loopback addresses and DNS lookups of non-local names are refused and
 logged, in this process and in every process it starts; a test during which an attempt was
@@ -71,17 +72,17 @@ def test_loopback_and_local_names_stay_allowed(tmp_path):
 
 def test_guard_is_active_in_the_test_process(tmp_path, monkeypatch):
     # the deliberate attempt goes to a log of its own: the session's log is left untouched
-    import conftest
+    import network_plugin
 
     own = tmp_path / "deliberate.log"
-    before = conftest.NETWORK_LOG.read_text() if conftest.NETWORK_LOG.exists() else ""
+    before = network_plugin.NETWORK_LOG.read_text() if network_plugin.NETWORK_LOG.exists() else ""
     monkeypatch.setenv("TWOLAYER_NETWORK_LOG", str(own))
     with pytest.raises(OSError, match="network access blocked"):
         socket.create_connection(("192.0.2.1", 9), timeout=1)
     with pytest.raises(socket.gaierror):
         socket.getaddrinfo("example.org", 80)
     assert len(own.read_text().splitlines()) == 2
-    after = conftest.NETWORK_LOG.read_text() if conftest.NETWORK_LOG.exists() else ""
+    after = network_plugin.NETWORK_LOG.read_text() if network_plugin.NETWORK_LOG.exists() else ""
     assert after == before
 
 

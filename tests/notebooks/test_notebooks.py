@@ -2,7 +2,8 @@
 (the runs: the book build in test_chapter_results.py, the robustness harness in
 test_robustness_light.py, chapter-specific runs in test_chapter_cases.py).
 
-* each MyST ``.md`` has a paired ``.ipynb`` with the same cells, committed without outputs;
+* each MyST ``.md`` has a paired ``.ipynb`` with the same cells, committed without outputs but
+  for the two tables that ``pytest --nbval`` compares;
 * each chapter is listed in ``_toc.yml``, its Colab install cell points at the repository named
   in ``_config.yml``, its parameters cell is annotated (papermill shows the types) and its
   Contract is named after the chapter (the book build writes its results under that name);
@@ -51,11 +52,23 @@ def test_pair_in_sync(md):
 
 
 @pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
-def test_ipynb_committed_without_outputs(md):
+def test_ipynb_committed_with_only_the_outputs_nbval_compares(md):
+    """Only the cells tagged ``nbval-check-output`` (the parameter table and the check table,
+    compared by ``pytest --nbval``) carry committed outputs and an execution count, which
+    nbval needs (``make nbval-update``); every other cell is committed without either."""
     nb = nbformat.read(md.with_suffix(".ipynb"), as_version=4)
+    tagged = []
     for i, c in enumerate(nb.cells):
-        if c.cell_type == "code":
+        if c.cell_type != "code":
+            continue
+        if "nbval-check-output" in c.metadata.get("tags", []):
+            tagged.append(i)
+            assert c.outputs and c.execution_count, f"cell {i} has no output: make nbval-update"
+        else:
             assert not c.outputs and c.execution_count is None, f"cell {i} has outputs"
+    sources = [nb.cells[i].source for i in tagged]
+    assert len(tagged) == 2, "tag the parameter table and the check table nbval-check-output"
+    assert "contract.parameter_table()" in sources[0] and "contract.finish()" in sources[1]
 
 
 def test_toc_entries_exist_and_cover_every_chapter():
@@ -108,6 +121,9 @@ def test_parameters_cell_and_colab_install(md):
     assert "twolayer" in code[0].source and f"git+{url}" in code[0].source, (
         "the first code cell must install twolayer from the repository in _config.yml"
     )
+    # ... or from $TWOLAYER_INSTALL_SOURCE (tests/notebooks/test_colab.py: a git+file:// clone)
+    assert 'os.environ.get("TWOLAYER_INSTALL_SOURCE")' in code[0].source
+    assert '%pip install -q "{_source}"' in code[0].source
 
 
 # --- the contract, in-process -----------------------------------------------------------------

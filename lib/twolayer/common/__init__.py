@@ -8,9 +8,10 @@
 ``checks``    the three kinds of check, hypotheses, the check table, glue
 ``claims``    the claims index: statements, checks and their status in a build
 ``plotting``  the book's one figure style and figure saving
+``lockfile``  which ``requirements.lock`` the environment was installed from
 """
 
 from ._lazy import lazy_submodules
 
-__all__ = ["checks", "claims", "contract", "device", "io", "plotting", "seeds", "store"]
+__all__ = ["checks", "claims", "contract", "device", "io", "lockfile", "plotting", "seeds", "store"]
 __getattr__ = lazy_submodules(__name__, __all__)

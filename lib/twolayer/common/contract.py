@@ -67,6 +67,8 @@ __all__ = [
     "Params",
     "Contract",
     "load_chapter",
+    "run_command",
+    "yaml_value",
 ]
 
 PROFILES = ("smoke", "book", "paper")
@@ -473,6 +475,11 @@ class Contract:
         self.namespace = namespace
         self._before = set(namespace)
         self.params: Params | None = None
+        # the parameters cell's values before papermill's injected cell (the page's command
+        # shows only what differs): taken in a kernel after the cell that first defines every
+        # parameter; load_chapter() sets it without a kernel
+        self.defaults: dict[str, Any] | None = None
+        self._watch_defaults()
         self.metrics: dict[str, Any] = {}
         self._checks: dict[str, Check] = {}
         self._hypotheses: dict[str, Hypothesis] = {}
@@ -481,6 +488,24 @@ class Contract:
     @property
     def chapter(self) -> str | None:
         return self.meta.chapter
+
+    def _watch_defaults(self) -> None:
+        """In IPython, record the parameters cell's values once a cell has defined them all."""
+        try:
+            from IPython import get_ipython
+        except ImportError:  # pragma: no cover - IPython is in every Jupyter kernel
+            return
+        ip = get_ipython()
+        if ip is None or self.namespace is not ip.user_ns:
+            return
+
+        def snapshot(result=None):
+            source = getattr(getattr(result, "info", None), "raw_cell", None) or ""
+            if set(COMMON) <= _assigned(source) and all(k in self.namespace for k in self.spec):
+                self.defaults = {k: self.namespace[k] for k in self.spec}
+                ip.events.unregister("post_run_cell", snapshot)
+
+        ip.events.register("post_run_cell", snapshot)
 
     # -- parameters --------------------------------------------------------------------------
 
@@ -556,13 +581,38 @@ class Contract:
                 + "</tr>"
             )
         html.append("</tbody></table>")
+        plain = list(md)
+        command = self.command()
+        if command is not None:
+            intro = "To run this page with these parameters from a shell:"
+            md += ["", intro, "", "```bash", command, "```"]
+            plain += ["", intro, command]
+            html.append(f"<p>{intro}</p><pre><code>{_h.escape(command)}</code></pre>")
         display_bundle(
             {
                 "text/markdown": "\n".join(md) + "\n",
                 "text/html": "".join(html),
-                "text/plain": "\n".join(md),
+                "text/plain": "\n".join(plain),
             }
         )
+
+    def command(self) -> str | None:
+        """The ``twolayer run`` command that reproduces this run (``None`` without a
+        ``chapter``): the profile, then ``-p NAME=VALUE`` for every parameter whose value was
+        not the parameters cell's default (``results_path`` left out: ``--out`` names it)."""
+        if self.params is None:
+            raise RuntimeError("validate() was not called")
+        if not self.chapter:
+            return None
+        asked = {k: self.namespace.get(k) for k in self.spec}
+        changed = {
+            k: v
+            for k, v in asked.items()
+            if k not in ("profile", "results_path")
+            and (self.defaults is None or k not in self.defaults or self.defaults[k] != v)
+            and not (self.defaults is None and v is None)
+        }
+        return run_command(self.chapter, self.params["profile"], changed)
 
     # -- checks ------------------------------------------------------------------------------
 
@@ -711,7 +761,9 @@ class Contract:
     def environment(self) -> dict:
         """Where the numbers come from: Python and library versions (torch only where the page
         imported it, with CUDA's version when present), the device and dtype recorded by
-        :meth:`where`. The same machine gives the same record, so results stay byte-identical."""
+        :meth:`where`, and the lock (:func:`twolayer.common.lockfile.summary`: its SHA-256 and
+        whether the installed packages are exactly the locked ones). The same machine and lock
+        give the same record, so results stay byte-identical."""
         import platform
         import sys
 
@@ -725,6 +777,10 @@ class Contract:
             torch = sys.modules["torch"]
             env["cuda"] = getattr(torch.version, "cuda", None)
         env.update(self._where)
+        from .lockfile import summary
+
+        lock = summary()
+        env["lock"] = {"sha256": lock["sha256"], "matches": lock["matches"]}
         return env
 
     # -- results -----------------------------------------------------------------------------
@@ -756,6 +812,21 @@ class Contract:
         if path is None:
             return None
         return atomic_write_json(Path(path), res)
+
+
+def _assigned(source: str) -> set[str]:
+    """The names a cell's top-level statements assign (empty when it is not Python)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    out = set()
+    for s in tree.body:
+        targets = s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", None)]
+        out |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return out
 
 
 def _applies(applies) -> tuple[bool, str, list[str]]:
@@ -795,4 +866,52 @@ def load_chapter(path: str | os.PathLike, through_validate: bool = False):
     contracts = [v for v in ns.values() if isinstance(v, Contract)]
     if len(contracts) != 1:
         raise ValueError(f"{path.name}: the setup cells must create exactly one Contract")
-    return ns, contracts[0], code[i].source
+    contract = contracts[0]
+    scratch = dict(ns)
+    exec(compile(code[i].source, f"{path.name}:parameters", "exec"), scratch)
+    contract.defaults = {k: scratch[k] for k in contract.spec if k in scratch}
+    return ns, contract, code[i].source
+
+
+# --- the command that runs a page -------------------------------------------------------------
+
+
+def yaml_value(value: Any) -> str:
+    """``value`` written so that YAML reads it back as the same value (``twolayer run -p``
+    parses every value as YAML): plain words bare, other strings JSON-quoted, floats with
+    a decimal point, lists in flow style."""
+    import json
+
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        if "e" in text and "." not in text.split("e")[0]:  # 1e-05: YAML 1.1 reads a string
+            mantissa, exp = text.split("e")
+            text = f"{mantissa}.0e{exp}"
+        return text
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(yaml_value(v) for v in value) + "]"
+    text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    import yaml
+
+    try:
+        plain = yaml.safe_load(text) == text and text.strip() == text and "," not in text
+    except yaml.YAMLError:
+        plain = False
+    return text if plain and text else json.dumps(text)
+
+
+def run_command(chapter: str, profile: str, params: Mapping[str, Any]) -> str:
+    """``twolayer run CHAPTER --profile PROFILE -p NAME=VALUE ...``, quoted for a POSIX
+    shell, parameters in the order given."""
+    import shlex
+
+    parts = ["twolayer", "run", chapter, "--profile", profile]
+    for name, value in params.items():
+        parts += ["-p", shlex.quote(f"{name}={yaml_value(value)}")]
+    return " ".join(parts)

@@ -152,11 +152,16 @@ def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: fl
     """Exact minimiser of ``a^T G a - 2 b^T a + lam sum_j weights_j |a_j|`` (``G`` positive
     semi-definite, ``lam > 0``) by feature-sign search (Lee, Battle, Raina & Ng 2007): an
     active-set method whose every step solves the quadratic on the active set with the signs
-    fixed and line-searches through the sign changes, so that the objective falls strictly. It
-    stops when the optimality conditions hold to ``rtol`` (``|2 (G a - b)_j| <= lam w_j`` where
-    ``a_j = 0``, ``2 (G a - b)_j = -lam w_j sign(a_j)`` elsewhere) or when no step lowers the
-    objective. Returns ``(a, info)``: ``info["kkt"]`` is the largest violation of those
-    conditions over ``lam max w`` (0 at the exact minimiser), ``info["iterations"]`` the steps.
+    fixed and line-searches through the sign changes, so that the objective falls strictly. A
+    singular active block (dependent columns: a dense grid of directions) takes a step along
+    its null space instead (``_null_step``), and where no step lowers the objective while
+    an optimality condition is violated, a pass of exact coordinate minimisation does
+    (``_coordinate_pass``), so the answer does not depend on how one machine rounds a
+    singular solve. It stops when the optimality conditions hold to ``rtol``
+    (``|2 (G a - b)_j| <= lam w_j`` where ``a_j = 0``, ``2 (G a - b)_j = -lam w_j sign(a_j)``
+    elsewhere) or when nothing lowers the objective. Returns ``(a, info)``: ``info["kkt"]``
+    is the largest violation of those conditions over ``lam max w`` (0 at the exact
+    minimiser), ``info["iterations"]`` the steps.
     Used by :func:`min_measure` (chapters ``paper_b/stage3`` and ``paper_b/certificates``)."""
     if not lam > 0:
         raise ValueError("lam must be positive")
@@ -197,12 +202,20 @@ def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: fl
             active[j] = True
             theta[j] = -np.sign(g[j])
         A = np.flatnonzero(active)
+        cur = a[A]
+        GA = G[np.ix_(A, A)]
+        null = _null_step(GA, cur, gradient(a)[A], thr[A], tol)
+        if null is not None and objective(null, A) < objective(cur, A):
+            a = np.zeros_like(a)
+            a[A] = null
+            active = a != 0
+            theta = np.sign(a)
+            continue
         rhs = b[A] - thr[A] * theta[A] / 2
         try:
-            x_new = np.linalg.solve(G[np.ix_(A, A)], rhs)
+            x_new = np.linalg.solve(GA, rhs)
         except np.linalg.LinAlgError:
-            x_new = np.linalg.lstsq(G[np.ix_(A, A)], rhs, rcond=None)[0]
-        cur = a[A]
+            x_new = np.linalg.lstsq(GA, rhs, rcond=None)[0]
         # candidates: the full step and each point where a coefficient crosses zero (set
         # exactly to zero there)
         cands = [x_new]
@@ -216,8 +229,23 @@ def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: fl
             v = objective(x, A)
             if v < best_val:
                 best, best_val = x, v
-        if best is None:  # no candidate lowers the objective: optimal to rounding
-            break
+        if best is None:
+            # no candidate lowers the objective: optimal to rounding, or a degenerate step
+            # (an entering coefficient that the block's solution moves against its sign).
+            # Then one pass of exact coordinate minimisation over the violated conditions,
+            # which lowers the objective wherever one is violated, and the search goes on.
+            on, off = violation(a)
+            if max(on, off) <= tol:
+                break
+            nxt = _coordinate_pass(G, b, thr, a, tol)
+            nz = np.flatnonzero(a)
+            nz2 = np.flatnonzero(nxt)
+            if not objective(nxt[nz2], nz2) < objective(a[nz], nz):
+                break
+            a = nxt
+            active = a != 0
+            theta = np.sign(a)
+            continue
         a = np.zeros_like(a)
         a[A] = best
         active = a != 0
@@ -231,6 +259,64 @@ def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: fl
         "iterations": it,
         "objective": objective(a[nz], nz),
     }
+
+
+def _coordinate_pass(G, b, thr, a, tol):
+    """One pass of exact coordinate minimisation of the Lasso objective over the coordinates
+    whose optimality condition is violated by more than ``tol``, most violated first; each
+    update ``a_k = -soft(c_k, thr_k) / (2 G_kk)`` (``c_k`` the gradient without ``a_k``'s own
+    term) lowers the objective strictly where the condition was violated."""
+    a = a.copy()
+    g = 2 * (G @ a - b)
+    sign = np.sign(a)
+    viol = np.where(a != 0, np.abs(g + thr * sign), np.maximum(np.abs(g) - thr, 0.0))
+    for k in np.argsort(-viol):
+        if viol[k] <= tol:
+            break
+        if not G[k, k] > 0:
+            continue
+        c = g[k] - 2 * G[k, k] * a[k]
+        new = -np.sign(c) * max(abs(c) - thr[k], 0.0) / (2 * G[k, k])
+        delta = new - a[k]
+        if delta != 0:
+            a[k] = new
+            g += 2 * G[:, k] * delta
+    return a
+
+
+def _null_step(GA, cur, g, thr, tol, rcond: float = 1e-10):
+    """The feature-sign step when the active block ``GA`` is singular (an entering column that
+    is a combination of the active ones; a dense grid of directions makes this common), where
+    solving the block returns rounding noise and the search could stop short of the optimum.
+    Along a null vector ``v`` of ``GA`` the quadratic part is constant, so the objective moves
+    linearly, at the one-sided slope ``g . d + sum_k thr_k sign(x_k) d_k`` (``|d_k|`` where
+    ``x_k = 0``); take the direction ``d = +-v`` of negative slope up to the first active
+    coefficient that reaches zero, and set it to zero there: the objective falls and the
+    active set loses a dependent column. ``None`` when ``GA`` is not singular (smallest
+    eigenvalue above ``rcond`` times the largest) or no such step exists."""
+    if len(cur) < 2:
+        return None
+    evals, evecs = np.linalg.eigh(GA)
+    if not evals[0] <= rcond * max(float(evals[-1]), 1e-300):
+        return None
+    v = evecs[:, 0]
+    nz = cur != 0
+
+    def slope(d):
+        return float(g @ d + thr[nz] @ (np.sign(cur[nz]) * d[nz]) + thr[~nz] @ np.abs(d[~nz]))
+
+    d = v if slope(v) <= slope(-v) else -v
+    if not slope(d) < -tol:
+        return None
+    moving = nz & (cur * d < 0)
+    if not moving.any():
+        return None
+    steps = np.full(len(cur), np.inf)
+    steps[moving] = -cur[moving] / d[moving]
+    k = int(np.argmin(steps))
+    x = cur + steps[k] * d
+    x[k] = 0.0
+    return x
 
 
 def grid_spacing(r: int, count: int) -> float:
