@@ -93,7 +93,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("sweep"))
         if not item.get_closest_marker("timeout"):
             # the first test of a group also builds the book or runs the harness (setup counts);
-            # helpers.execute stops a hung cell after 300 s, the book build after 840 s
+            # helpers.execute (and nbval) stop a hung cell after 240 s, before its test's 300 s;
+            # the book build stops after 840 s, before its group's 1800 s
             item.add_marker(pytest.mark.timeout(1800 if heavy else 300))
     items.sort(key=rank)  # stable: the book build first, then the cluster, then the rest
 

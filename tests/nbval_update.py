@@ -18,6 +18,8 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
+from twolayer.reference import environment
+
 ROOT = Path(__file__).resolve().parents[1]
 CHECK_TAG = "nbval-check-output"
 
@@ -33,24 +35,16 @@ def refresh(path: Path) -> int:
     run = nbformat.read(path, as_version=4)
     # the kernel inherits this environment: the smoke profile and one BLAS thread, as under
     # ``pytest --nbval``; no results file
-    env = {"BOOK_PROFILE": "smoke", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    saved = {k: os.environ.get(k) for k in [*env, "TWOLAYER_RESULTS_DIR"]}
-    os.environ.update(env)
-    os.environ.pop("TWOLAYER_RESULTS_DIR", None)
-    try:
-        NotebookClient(
+    env = {"BOOK_PROFILE": "smoke", "TWOLAYER_RESULTS_DIR": None}
+    env.update({v: "1" for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
+    with environment(env):
+        client = NotebookClient(
             run,
             timeout=600,
             kernel_name="python3",
             resources={"metadata": {"path": str(path.parent)}},
-        ).execute()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        )
+        client.execute()
     kept = 0
     for cell, done in zip(committed.cells, run.cells, strict=True):
         if cell.cell_type != "code":

@@ -17,6 +17,10 @@ Builds that do not start over (``execute_notebooks: cache``)
     their cache entries dropped, so they run again; every other page is reused. A chapter's key
     is recorded as soon as it has been read, so an interrupted build resumes with what finished.
     A change of profile re-reads every page (Sphinx's environment records the profile).
+
+Glued Markdown is MyST
+    ``{glue:md}`` renders a glued sentence with the book's own parser (dollar math,
+    ``{prf:ref}``), not MyST-NB's default CommonMark, unless the page names a format.
 """
 
 from __future__ import annotations
@@ -290,11 +294,41 @@ def _lock_directive():
     return LockInfo
 
 
+# --- glued Markdown is MyST ------------------------------------------------------------------
+
+
+def _glue_markdown_as_myst(app, config) -> None:
+    """``{glue:md}`` (role and directive) renders glued Markdown as the book's own MyST (the
+    ``nb_render_markdown_format`` of ``_config.yml``: dollar math, ``{prf:ref}``) unless the
+    page names a format (``{glue:md}`key:commonmark```, ``:format: gfm``). MyST-NB's default
+    is CommonMark whatever that setting says, so a glued sentence with ``$n = 4$`` showed the
+    raw TeX."""
+    from myst_nb.ext.glue.directives import PasteMarkdownDirective
+    from myst_nb.ext.glue.roles import PasteMarkdownRole
+
+    fmt = config.nb_render_markdown_format
+
+    class MystMarkdownRole(PasteMarkdownRole):
+        def run(self):
+            if ":" not in self.text:
+                self.text = f"{self.text}:{fmt}"
+            return super().run()
+
+    class MystMarkdownDirective(PasteMarkdownDirective):
+        def run(self):
+            self.options.setdefault("format", fmt)
+            return super().run()
+
+    app.add_role_to_domain("glue", "md", MystMarkdownRole(), override=True)
+    app.add_directive_to_domain("glue", "md", MystMarkdownDirective, override=True)
+
+
 def setup(app):
     app.add_directive("lock-info", _lock_directive())
     # Sphinx re-reads every page when a config value marked "env" changes: the profile is one.
     app.add_config_value("twolayer_profile", profile(), "env")
     app.connect("config-inited", _config_inited)
+    app.connect("config-inited", _glue_markdown_as_myst)
     app.connect("builder-inited", _builder_inited)
     app.connect("env-get-outdated", _outdated)
     app.connect("env-before-read-docs", _read_last)

@@ -129,16 +129,11 @@ def validate(nb: Path, profile: str | None, params: dict[str, Any]):
     """The chapter's contract, validated in this process with ``params``: ``(contract,
     validated parameters)``; the contract's :class:`~twolayer.common.contract.ParameterError`
     becomes a :class:`UsageError` with its message."""
-    from .common.contract import ParameterError, load_chapter
+    from .common.contract import ParameterError, load_chapter, validate_parameters
 
     ns, contract, source = load_chapter(nb)
-    trial = dict(ns)
-    exec(compile(source, f"{nb.name}:parameters", "exec"), trial)
-    trial.update({"profile": profile, **params})
-    contract.namespace.clear()
-    contract.namespace.update(trial)
     try:
-        return contract, contract.validate()
+        return contract, validate_parameters(ns, contract, source, {"profile": profile, **params})
     except ParameterError as exc:
         raise UsageError(f"ParameterError: {exc}") from None
 

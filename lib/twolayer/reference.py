@@ -229,10 +229,15 @@ def compare_dir(results_dir: Path, ref_dir: Path = REFERENCE_DIR) -> list[Moved]
 
 
 @contextmanager
-def _environment(extra: dict[str, str]):
-    """``os.environ`` with ``extra`` while the block runs (processes started in it inherit it)."""
+def environment(extra: dict[str, str | None]):
+    """``os.environ`` with ``extra`` (``None``: the variable unset) while the block runs;
+    processes started in it inherit it (used here and by ``tests/nbval_update.py``)."""
     old = {k: os.environ.get(k) for k in extra}
-    os.environ.update(extra)
+    for k, v in extra.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
     try:
         yield
     finally:
@@ -253,7 +258,7 @@ def _run_jobs(jobs, env, n_workers, progress, desc):
     out = [(job, None) for job in jobs if job not in todo]
     if not todo:
         return out
-    with _environment(env):
+    with environment(env):
         client, close = client_for(None, n_workers)
     try:
         out += list(submit_runs(client, todo, progress=progress, desc=desc))

@@ -73,7 +73,7 @@ def random_parameter_sets(
     ``explore`` ranges (see the module docstring); deterministic in ``sample_seed``."""
     import numpy as np
 
-    from .common.contract import ParameterError, load_chapter
+    from .common.contract import ParameterError, load_chapter, validate_parameters
 
     ns, contract, params_src = load_chapter(nb)
     explorable = {
@@ -91,13 +91,8 @@ def random_parameter_sets(
                 list(explorable)[int(rng.integers(len(explorable)))]
             ]
             drawn = {k: to_jsonable(explorable[k].sample(rng)) for k in names}
-            trial = dict(ns)
-            exec(compile(params_src, f"{nb.name}:parameters", "exec"), trial)
-            trial.update({"profile": profile, **drawn})
-            contract.namespace.clear()
-            contract.namespace.update(trial)
             try:
-                contract.validate()
+                validate_parameters(ns, contract, params_src, {"profile": profile, **drawn})
             except ParameterError:
                 continue
             out.append({"profile": profile, "seed": seed_base + 10_000 + j, **drawn})

@@ -101,13 +101,21 @@ def test_chapter_figures_and_check_table(book, page):
                 continue
             assert (path.parent / html.unescape(src)).resolve().exists(), f"missing image {src}"
     # the "Checks on this page" section holds the table of checks: kind, check, statement,
-    # measured, bound, result; no result is a failure
+    # what is measured, measured, bound, result; no result is a failure
     marker = '<section id="checks-on-this-page">'
     assert marker in text, "no 'Checks on this page' section"
     found = [t for t in tables(text[text.index(marker) :]) if t and t[0][:1] == ["kind"]]
     assert found, "no table of checks in 'Checks on this page'"
     head, *rows = found[0]
-    assert head == ["kind", "check", "statement", "measured", "bound", "result"], head
+    assert head == [
+        "kind",
+        "check",
+        "statement",
+        "what is measured",
+        "measured",
+        "bound",
+        "result",
+    ], head
     assert rows, "the table of checks is empty"
     for row in rows:
         kind, result = row[0], row[-1]

@@ -417,12 +417,21 @@ def test_check_table_lists_every_kind_with_links():
     c.validate()
     h = c.hypothesis("hyp", False, title="Theorem 3.2", statement="a-thm-3-2", reason="r")
     c.theorem("t1", True, statement="a-thm-3-2#4", applies=h)
-    c.observation("o1", value=0.25, bound=0.5, op="<")
+    c.observation("o1", value=0.25, bound=0.5, op="<", detail="log(L_16 / L_pop), *worst* d")
     c.sanity("s1", value=1e-12, bound=1e-9, op="<=")
     bundle = c.table()
     md = bundle["text/markdown"]
     assert "{prf:ref}`Paper A, Theorem 3.2 <a-thm-3-2>` (4)" in md and "not applicable" in md
-    assert "| observation | `o1` | — | 0.25 | < 0.5 | pass |" in md
+    # the detail says what the measured number is, escaped so Markdown shows it as written
+    head = "| kind | check | statement | what is measured | measured | bound | result |"
+    assert md.splitlines()[2] == head
+    assert (
+        "| observation | `o1` | — | log(L\\_16 / L\\_pop), \\*worst\\* d | 0.25 | < 0.5 | pass |"
+        in md
+    )
+    assert "| sanity | `s1` | — | — | 1e-12 | ≤ 1e-9 | pass |" in md
+    assert "<td>log(L_16 / L_pop), *worst* d</td>" in bundle["text/html"]
+    assert "| observation | o1 | — | log(L_16 / L_pop), *worst* d | 0.25 |" in bundle["text/plain"]
     assert (
         md.index("| hypothesis")
         < md.index("| theorem")
@@ -516,7 +525,8 @@ def run_notebook(path):
     c.metric("loss", np.float64(0.125))
     c.metric("curve", np.array([1.0, 0.5, np.nan]))
     c.observation("loss_small", value=0.125, bound=1.0, op="<")
-    return c, c.finish(show=False)
+    assert c.finish(show=False) is None  # a page's last cell shows no output
+    return c, c.results_file
 
 
 def test_finish_writes_json_atomically(tmp_path):
@@ -557,7 +567,8 @@ def test_finish_writes_to_the_results_dir_in_a_book_build(tmp_path, monkeypatch)
     c = Contract(SPEC, PROFILES, ns, chapter="paper_a/demo")
     ns.update(DEFAULTS)
     c.validate()
-    assert c.finish(show=False) == tmp_path / "paper_a" / "demo.json"
+    assert c.finish(show=False) is None
+    assert c.results_file == tmp_path / "paper_a" / "demo.json"
     assert json.loads((tmp_path / "paper_a" / "demo.json").read_text())["params"]["n"] == 5
 
 
@@ -597,3 +608,62 @@ def test_device_cuda_without_cuda_names_the_parameter(monkeypatch):
         with pytest.raises(ParameterError, match="'device' asks for .*CUDA is not available"):
             Device().validate("device", value)
     assert Device().validate("device", "auto") == "auto"
+
+
+# --- how numbers and what they measure are shown ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (38, "38"),
+        (38.0, "38"),
+        (np.int64(96), "96"),
+        (123456, "123\u202f456"),
+        (14723634045021411328, "1.47e19"),
+        (1.4723634045021411e19, "1.47e19"),
+        (2.7e-9, "2.7e-9"),
+        (-1.6e-9, "-1.6e-9"),
+        (-0.0, "0"),
+        (0.000221, "0.000221"),
+        (2.21e-5, "2.21e-5"),
+        (4.214, "4.214"),
+        (9999.96, "1e4"),
+        (12345.6, "1.23e4"),
+        (float("inf"), "∞"),
+    ],
+)
+def test_numbers_are_formatted_for_a_reader(value, text):
+    from twolayer.common.checks import _fmt
+
+    assert _fmt(value) == text
+
+
+def test_hypothesis_rows_show_their_detail():
+    c, _ = make()
+    c.validate()
+    c.hypothesis("near", value=0.5, bound=1.0, op="<=", title="Theorem 3.2", detail="n / n_max")
+    assert (
+        "| hypothesis | `near` | — | n / n\\_max | 0.5 | ≤ 1 | holds |"
+        in c.table()["text/markdown"]
+    )
+
+
+def test_detail_keeps_math_and_escapes_the_rest():
+    from twolayer.common.checks import _md_text
+
+    # in a table cell, | is escaped; inside math too, so that \| (a norm) survives the table
+    assert _md_text("$\\|W_0\\|_2$ over its bound, [every] run") == (
+        "$\\\\|W_0\\\\|_2$ over its bound, \\[every\\] run"
+    )
+    assert _md_text("costs $5") == "costs \\$5"
+
+
+def test_parameter_table_shows_environment_variables_as_code(monkeypatch):
+    shown = []
+    monkeypatch.setattr("twolayer.common.contract.display_bundle", shown.append)
+    c, _ = make()
+    c.validate()
+    c.parameter_table()
+    md = shown[0]["text/markdown"]
+    assert "None reads `$BOOK_PROFILE`" in md and " $BOOK_PROFILE" not in md

@@ -102,8 +102,8 @@ def test_comparison_and_summary_read_both_runs(tmp_path):
     c.validate()
     c.theorem("bound_holds", statement="a-thm-1", value=0.1, bound=1.0, op="<=")
     rows = {r["check"]: r for r in ps.comparison(c, rec)}
-    assert rows["bound_holds"]["this page"] == "0.1 (passed)"
-    assert rows["bound_holds"]["paper profile"] == "0.9 (passed)"
+    assert rows["bound_holds"]["this page"] == "0.1 (pass)"
+    assert rows["bound_holds"]["paper profile"] == "0.9 (pass)"
     assert rows["skipped"]["this page"] == "—"
     assert rows["skipped"]["paper profile"] == "— (not applicable)"
     s = ps.summary(rec)
@@ -116,7 +116,7 @@ def test_a_failed_paper_check_is_shown_as_failed(tmp_path):
     [path] = ps.collect(src, root)
     rec = json.loads(path.read_text())
     assert "0 of 1 applicable checks passed" in ps.summary(rec)
-    assert ps._outcome(rec["checks"][0]) == "FAILED"
+    assert ps._outcome(rec["checks"][0]) == "FAIL"
 
 
 def test_record_path_and_book_root(tmp_path, monkeypatch):

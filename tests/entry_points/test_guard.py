@@ -81,7 +81,14 @@ def test_guard_is_active_in_the_test_process(tmp_path, monkeypatch):
         socket.create_connection(("192.0.2.1", 9), timeout=1)
     with pytest.raises(socket.gaierror):
         socket.getaddrinfo("example.org", 80)
-    assert len(own.read_text().splitlines()) == 2
+    # UDP names its address per datagram: sendto and sendmsg are guarded too; loopback is not
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        with pytest.raises(OSError, match="network access blocked"):
+            udp.sendto(b"x", ("192.0.2.1", 9))
+        with pytest.raises(OSError, match="network access blocked"):
+            udp.sendmsg([b"x"], [], 0, ("192.0.2.1", 9))
+        assert udp.sendto(b"x", ("127.0.0.1", 9)) == 1
+    assert len(own.read_text().splitlines()) == 4
     after = network_plugin.NETWORK_LOG.read_text() if network_plugin.NETWORK_LOG.exists() else ""
     assert after == before
 

@@ -1,10 +1,10 @@
 """Loaded by every Python process started with this folder on PYTHONPATH (the tests put it
 there for the pytest process, xdist workers, the book build, papermill kernels and Dask workers).
 
-* ``TWOLAYER_NETWORK_LOG``: any socket connection to a non-loopback address, and any DNS
-  lookup of a name other than ``localhost`` or this machine's (``getaddrinfo``,
-  ``gethostbyname(_ex)``, ``gethostbyaddr`` of another address), is
-  refused and recorded in that file (the file named by the variable *at the time of the
+* ``TWOLAYER_NETWORK_LOG``: any socket connection or datagram (``sendto``, ``sendmsg``) to
+  a non-loopback address, and any DNS lookup of a name other than ``localhost`` or this
+  machine's (``getaddrinfo``, ``gethostbyname(_ex)``, ``gethostbyaddr`` of another
+  address), is refused and recorded in that file (the file named by the variable *at the time of the
   attempt*, so a test can send a deliberate attempt to a log of its own), so the session can
   fail when anything tried to reach the network.
 * ``TWOLAYER_ENOSPC_ONCE``: the first ``os.replace`` onto a file named ``results.json`` fails
@@ -80,6 +80,22 @@ if _log_at_start and not getattr(socket, "_twolayer_guarded", False):
         _guard(self, address)
         return _connect(self, address)
 
+    # datagrams name their address per call, without a connect (UDP: DNS, NTP, telemetry)
+    _sendto = socket.socket.sendto
+    _sendmsg = socket.socket.sendmsg
+
+    def sendto(self, data, *args):
+        address = args[-1] if args else None
+        if address is not None:
+            _guard(self, address)
+        return _sendto(self, data, *args)
+
+    def sendmsg(self, buffers, ancdata=(), flags=0, address=None):
+        if address is not None:
+            _guard(self, address)
+            return _sendmsg(self, buffers, ancdata, flags, address)
+        return _sendmsg(self, buffers, ancdata, flags)
+
     def connect_ex(self, address):
         _guard(self, address)
         return _connect_ex(self, address)
@@ -108,6 +124,8 @@ if _log_at_start and not getattr(socket, "_twolayer_guarded", False):
 
     socket.socket.connect = connect
     socket.socket.connect_ex = connect_ex
+    socket.socket.sendto = sendto
+    socket.socket.sendmsg = sendmsg
     socket.getaddrinfo = getaddrinfo
     socket.gethostbyname = gethostbyname
     socket.gethostbyname_ex = gethostbyname_ex

@@ -16,7 +16,8 @@ import pytest
 
 from helpers import ROOT
 
-pytestmark = pytest.mark.slow
+# one worker: the chapter's copy is refreshed once per module
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("nbval_plugin")]
 CHAPTER = ROOT / "notebooks" / "paper_b" / "stage1.ipynb"
 
 

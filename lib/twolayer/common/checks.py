@@ -56,6 +56,7 @@ class Hypothesis:
     bound: Any = None
     op: str | None = None
     reason: str = ""  # why it does not hold (or what it measured when it does)
+    detail: str = ""  # what ``value`` is, one line (the check table shows it)
 
     def sentence(self) -> str:
         """One sentence for the page, as MyST Markdown."""
@@ -167,12 +168,19 @@ def compare(value, op: str, bound) -> tuple[bool, Any]:
 
 
 def _fmt(v) -> str:
+    """A number as a reader reads it: a count as an integer (thin spaces between thousands
+    from 10,000), a float that is a whole number below 10^6 as one, other floats with 4
+    significant digits between 10^-3 and 10^4 and in scientific notation outside
+    (``1.47e19``, ``2.7e-9``; never ``0.0000`` for a small nonzero value, never ``-0``)."""
     if v is None:
         return "—"
     if isinstance(v, (bool, np.bool_)):
         return "true" if v else "false"
     if isinstance(v, (int, np.integer)):
-        return f"{int(v):,}".replace(",", "\u202f") if abs(int(v)) >= 10_000 else str(int(v))
+        n = int(v)
+        if abs(n) >= 10**15:
+            return _sci(float(n))
+        return f"{n:,}".replace(",", "\u202f") if abs(n) >= 10_000 else str(n)
     if isinstance(v, (float, np.floating)):
         x = float(v)
         if math.isnan(x):
@@ -184,13 +192,23 @@ def _fmt(v) -> str:
         if x == int(x) and abs(x) < 1e6:
             return str(int(x))
         if 1e-3 <= abs(x) < 1e4:
-            return f"{x:.4g}"
-        return f"{x:.3g}"
+            out = f"{x:.4g}"
+            return _sci(x) if "e" in out else out  # 9999.96 rounds to 1e+04
+        return _sci(x)
     if isinstance(v, (list, tuple)) and len(v) <= 6:
         return "[" + ", ".join(_fmt(x) for x in v) + "]"
     if isinstance(v, (list, tuple)):
         return f"[{_fmt(v[0])}, …, {_fmt(v[-1])}] ({len(v)} values)"
     return str(v)
+
+
+def _sci(x: float) -> str:
+    """3 significant digits; the exponent without ``+`` or leading zeros (``1.47e19``)."""
+    mantissa, _, exp = f"{x:.3g}".partition("e")
+    if not exp:
+        return mantissa
+    sign = "-" if exp.startswith("-") else ""
+    return f"{mantissa}e{sign}{int(exp.lstrip('+-'))}"
 
 
 def _op_text(op: str | None) -> str:
@@ -314,21 +332,47 @@ def _html(text: str) -> str:
     return html.escape(str(text))
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#+!|~^$])")
+_INLINE_MATH = re.compile(r"(\$[^$\n]+\$)")
+
+
+def _md_text(text: str) -> str:
+    """Plain text (a check's ``detail``) as MyST Markdown that shows it as written: every
+    character Markdown would read escaped, except inside ``$...$``, which stays math; for a
+    cell of a Markdown table (``|`` escaped, one line)."""
+    parts = _INLINE_MATH.split(" ".join(str(text).split()))
+    return "".join(
+        part.replace("|", "\\|") if k % 2 else _MD_SPECIAL.sub(r"\\\1", part)
+        for k, part in enumerate(parts)
+    )
+
+
 def result_text(c: Check) -> str:
     if c.passed is None:
         return "not applicable" + (f": {c.reason}" if c.reason else "")
     return "pass" if c.passed else "FAIL"
 
 
+def bound_text(bound, op) -> str:
+    """``≤ 1``, ``in [0.5, 2]``, or ``—`` without a bound."""
+    return "—" if bound is None else f"{_op_text(op)} {_fmt_bound(bound, op)}".strip()
+
+
+TABLE_HEAD = ("kind", "check", "statement", "what is measured", "measured", "bound", "result")
+
+
 def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
     """The end-of-page table: a MIME bundle with MyST Markdown (the book resolves the
-    statement links) and HTML (Jupyter, Colab)."""
+    statement links), HTML (Jupyter, Colab) and plain text. One row per hypothesis and check:
+    its kind, name, statement, what the measured number is (its ``detail``), the number, the
+    bound it is held to and the result."""
     order = {k: i for i, k in enumerate(("hypothesis",) + KINDS)}
     rows = [
         (
             "hypothesis",
             h.name,
             h.statement,
+            h.detail,
             h.value,
             h.bound,
             h.op,
@@ -336,23 +380,39 @@ def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
         )
         for h in hypotheses
     ]
-    rows += [(c.kind, c.name, c.statement, c.value, c.bound, c.op, result_text(c)) for c in checks]
+    rows += [
+        (c.kind, c.name, c.statement, c.detail, c.value, c.bound, c.op, result_text(c))
+        for c in checks
+    ]
     rows.sort(key=lambda r: order[r[0]])
-    head = ("kind", "check", "statement", "measured", "bound", "result")
+    head = TABLE_HEAD
     md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    plain = list(md)
     html = [
         '<table class="twolayer-checks"><thead><tr>'
         + "".join(f"<th>{h}</th>" for h in head)
         + "</tr></thead><tbody>"
     ]
-    for kind, name, st, value, bound, op, res in rows:
-        b = "—" if bound is None else f"{_op_text(op)} {_fmt_bound(bound, op)}".strip()
-        cells_md = [kind, f"`{name}`", _ref(st), _esc(_fmt(value)), _esc(b), _esc(res)]
+    for kind, name, st, detail, value, bound, op, res in rows:
+        b = bound_text(bound, op)
+        what = " ".join(str(detail).split()) or "—"
+        cells_md = [
+            kind,
+            f"`{name}`",
+            _ref(st),
+            _md_text(what),
+            _esc(_fmt(value)),
+            _esc(b),
+            _esc(res),
+        ]
         md.append("| " + " | ".join(cells_md) + " |")
+        cells_plain = [kind, name, _ref(st, markdown=False), what, _fmt(value), b, res]
+        plain.append("| " + " | ".join(_esc(x) for x in cells_plain) + " |")
         cells_html = [
             kind,
             f"<code>{_html(name)}</code>",
             _html(_ref(st, markdown=False)),
+            _html(what),
             _html(_fmt(value)),
             _html(b),
             _html(res),
@@ -368,7 +428,7 @@ def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
     return {
         "text/markdown": line + "\n\n" + "\n".join(md) + "\n",
         "text/html": f"<p>{_html(line)}</p>" + "".join(html),
-        "text/plain": line + "\n" + "\n".join(md),
+        "text/plain": line + "\n" + "\n".join(plain),
     }
 
 

@@ -67,6 +67,7 @@ __all__ = [
     "Params",
     "Contract",
     "load_chapter",
+    "validate_parameters",
     "run_command",
     "yaml_value",
 ]
@@ -484,6 +485,8 @@ class Contract:
         self._checks: dict[str, Check] = {}
         self._hypotheses: dict[str, Hypothesis] = {}
         self._where: dict[str, str] = {}
+        #: the results file :meth:`finish` wrote (``None`` until it has written one)
+        self.results_file: Path | None = None
 
     @property
     def chapter(self) -> str | None:
@@ -574,7 +577,9 @@ class Contract:
         for name, spec in self.spec.items():
             v = _fmt(self.params[name])
             cells = (f"`{name}`", v, spec.doc, spec.describe)
-            md.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+            md.append(
+                "| " + " | ".join(_env_as_code(str(c)).replace("|", "\\|") for c in cells) + " |"
+            )
             html.append(
                 "<tr>"
                 + "".join(f"<td>{_h.escape(str(c).strip('`'))}</td>" for c in cells)
@@ -627,16 +632,18 @@ class Contract:
         bound=None,
         op: str | None = None,
         reason: str = "",
+        detail: str = "",
     ) -> Hypothesis:
         """Record whether a theorem's hypotheses hold here (from ``holds`` or ``value op
-        bound``); glue its sentence as ``name`` (``{glue:md}`name``` with ``:format: myst``)."""
+        bound``); glue its sentence as ``name`` (``{glue:md}`name``` with ``:format: myst``).
+        ``detail``: what ``value`` is, in one line (the check table shows it)."""
         if name in self._hypotheses or name in self._checks:
             raise ValueError(f"{name!r} is recorded twice")
         if holds is None:
             if op is None:
                 raise ValueError("give holds, or value, bound and op")
             holds, value = compare(value, op, bound)
-        h = Hypothesis(name, bool(holds), title, statement, value, bound, op, reason)
+        h = Hypothesis(name, bool(holds), title, statement, value, bound, op, reason, detail)
         self._hypotheses[name] = h
         glue(name, h.sentence(), markdown=True)
         return h
@@ -797,21 +804,34 @@ class Contract:
             "environment": self.environment(),
         }
 
+    @property
+    def check_records(self) -> dict[str, Check]:
+        """Every check recorded so far, by name, in the order recorded."""
+        return dict(self._checks)
+
     def table(self) -> dict[str, str]:
         return table(list(self._checks.values()), list(self._hypotheses.values()))
 
-    def finish(self, show: bool = True) -> Path | None:
+    def finish(self, show: bool = True) -> None:
         """Show the check table; write the results JSON atomically to ``results_path``, or to
-        ``$TWOLAYER_RESULTS_DIR/<chapter>.json`` when that is set; return the path written."""
+        ``$TWOLAYER_RESULTS_DIR/<chapter>.json`` when that is set, and keep the path written
+        in ``results_file`` (``None`` when nothing was written). Returns nothing, so that
+        the page's last cell shows no output (a path of the machine that built it)."""
         res = self.results()
         if show:
             display_bundle(self.table())
         path = self.params["results_path"]
         if path is None and os.environ.get(RESULTS_DIR_ENV) and self.chapter:
             path = Path(os.environ[RESULTS_DIR_ENV]) / f"{self.chapter}.json"
-        if path is None:
-            return None
-        return atomic_write_json(Path(path), res)
+        self.results_file = None if path is None else atomic_write_json(Path(path), res)
+
+
+def _env_as_code(text: str) -> str:
+    """``$BOOK_PROFILE`` in a parameter's meaning as code, so Markdown with dollar math never
+    reads it as the start of a formula."""
+    import re
+
+    return re.sub(r"(?<![`\w])\$([A-Z][A-Z0-9_]*)\b", r"`$\1`", text)
 
 
 def _assigned(source: str) -> set[str]:
@@ -871,6 +891,20 @@ def load_chapter(path: str | os.PathLike, through_validate: bool = False):
     exec(compile(code[i].source, f"{path.name}:parameters", "exec"), scratch)
     contract.defaults = {k: scratch[k] for k in contract.spec if k in scratch}
     return ns, contract, code[i].source
+
+
+def validate_parameters(ns: dict, contract: Contract, source: str, values: Mapping[str, Any]):
+    """Validate a chapter's parameters without a kernel: its parameters cell (``source``, as
+    :func:`load_chapter` returns it) run over a copy of the setup namespace ``ns``, then
+    ``values`` on top, as papermill would inject them; return :meth:`Contract.validate`'s
+    parameters or raise its :class:`ParameterError`. Used by the ``twolayer`` command and
+    the robustness harness's parameter draws."""
+    trial = dict(ns)
+    exec(compile(source, "parameters", "exec"), trial)
+    trial.update(values)
+    contract.namespace.clear()
+    contract.namespace.update(trial)
+    return contract.validate()
 
 
 # --- the command that runs a page -------------------------------------------------------------

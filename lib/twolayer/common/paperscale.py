@@ -27,7 +27,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .checks import book_root
+from .checks import (
+    KINDS,
+    _esc,
+    _fmt,
+    _html,
+    _md_text,
+    _ref,
+    book_root,
+    bound_text,
+    display_bundle,
+)
 from .io import atomic_write_bytes, atomic_write_json
 
 GENERATED = Path("book") / "generated" / "paper"
@@ -80,6 +90,7 @@ def check_rows(results: dict) -> list[dict]:
                 "op": d.get("op"),
                 "bound": _scalar(d.get("bound")),
                 "passed": results.get("checks", {}).get(name),
+                "detail": d.get("detail") or "",
             }
         )
     return rows
@@ -177,41 +188,121 @@ def default_machine() -> str:
 # --- showing a record on its chapter's page ---------------------------------------------------
 
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
-
-
 def _outcome(row: dict) -> str:
+    """A check's result as the check table words it."""
     if not row.get("applies"):
         return "not applicable"
-    return {True: "passed", False: "FAILED", None: "—"}[row.get("passed")]
+    return {True: "pass", False: "FAIL", None: "—"}[row.get("passed")]
+
+
+def _bound(row: dict) -> str:
+    """A record's bound as the check table shows it (a recorded interval ``"lo .. hi"``, as
+    :func:`collect` writes a list, back to ``[lo, hi]``)."""
+    bound, op = row.get("bound"), row.get("op")
+    if isinstance(bound, str) and " .. " in bound:
+        try:
+            bound = [float(x) for x in bound.split(" .. ")]
+        except ValueError:
+            pass
+    if op == "in" and not (isinstance(bound, (list, tuple)) and len(bound) == 2):
+        return f"in {_fmt(bound)}"
+    return bound_text(bound, op)
+
+
+def _value(row: dict | None) -> str:
+    if row is None:
+        return "—"
+    value = row.get("value")
+    if isinstance(value, str) and " .. " in value:
+        try:
+            value = [float(x) for x in value.split(" .. ")]
+            return f"{_fmt(value[0])} to {_fmt(value[1])} ({_outcome(row)})"
+        except ValueError:
+            pass
+    return f"{_fmt(value)} ({_outcome(row)})"
+
+
+COMPARISON_HEAD = (
+    "kind",
+    "check",
+    "statement",
+    "what is measured",
+    "bound",
+    "this page",
+    "paper profile",
+)
 
 
 def comparison(contract, record: dict) -> list[dict]:
-    """One row per check: its kind, the value and outcome on this page (at ``contract``'s
-    profile) and in the recorded paper-profile run, and the bound."""
-    here = contract.results()
-    mine = {r["check"]: r for r in check_rows(here)}
+    """One row per check, in the check table's order (by kind, then as the page records
+    them; checks only the paper run has come last): its kind, statement, what it measures (its
+    ``detail``), the bound, and the value and result on this page (at ``contract``'s profile)
+    and in the recorded paper-profile run."""
+    records = contract.check_records
+    mine = {r["check"]: r for r in check_rows(contract.results())}
     theirs = {r["check"]: r for r in record.get("checks", [])}
+    order = {k: i for i, k in enumerate(KINDS)}
+    names = list(records) + sorted(set(theirs) - set(records))
     rows = []
-    for name in sorted(set(mine) | set(theirs)):
+    for name in names:
         a, b = mine.get(name), theirs.get(name)
+        c = records.get(name)
+        kind = (a or b)["kind"]
         rows.append(
             {
+                "kind": kind,
                 "check": name,
-                "kind": (a or b)["kind"],
-                "bound": f"{(a or b)['op']} {_fmt((a or b)['bound'])}",
-                "this page": f"{_fmt(a['value'])} ({_outcome(a)})" if a else "—",
-                "paper profile": f"{_fmt(b['value'])} ({_outcome(b)})" if b else "—",
+                "statement": (a or b).get("statement"),
+                "what is measured": " ".join(
+                    (c.detail if c else (b or {}).get("detail", "")).split()
+                )
+                or "—",
+                "bound": bound_text(c.bound, c.op) if c else _bound(b),
+                "this page": _value(a),
+                "paper profile": _value(b),
             }
         )
+    rows.sort(key=lambda r: order.get(r["kind"], len(order)))
     return rows
+
+
+def comparison_table(rows: list[dict], caption: str = "") -> dict[str, str]:
+    """The rows of :func:`comparison` as a MIME bundle in the check table's format: MyST
+    Markdown (statement links), HTML and plain text."""
+    head = COMPARISON_HEAD
+    md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    plain = list(md)
+    html = [
+        '<table class="twolayer-checks twolayer-paperscale"><thead><tr>'
+        + "".join(f"<th>{h}</th>" for h in head)
+        + "</tr></thead><tbody>"
+    ]
+    for r in rows:
+        cells = [r[h] for h in head]
+        md_cells = [
+            r["kind"],
+            f"`{r['check']}`",
+            _ref(r["statement"]),
+            _md_text(r["what is measured"]),
+            *(_esc(x) for x in cells[4:]),
+        ]
+        md.append("| " + " | ".join(md_cells) + " |")
+        plain_cells = [r["kind"], r["check"], _ref(r["statement"], markdown=False), *cells[3:]]
+        plain.append("| " + " | ".join(_esc(x) for x in plain_cells) + " |")
+        html_cells = [
+            _html(r["kind"]),
+            f"<code>{_html(r['check'])}</code>",
+            _html(_ref(r["statement"], markdown=False)),
+            *(_html(x) for x in cells[3:]),
+        ]
+        html.append("<tr>" + "".join(f"<td>{x}</td>" for x in html_cells) + "</tr>")
+    html.append("</tbody></table>")
+    lead = f"{caption}\n\n" if caption else ""
+    return {
+        "text/markdown": lead + "\n".join(md) + "\n",
+        "text/html": (f"<p>{_html(caption)}</p>" if caption else "") + "".join(html),
+        "text/plain": lead + "\n".join(plain),
+    }
 
 
 def summary(record: dict) -> str:
@@ -247,7 +338,6 @@ def beside(contract, root: str | os.PathLike | None = None, show: bool = True):
     """Show, on a chapter's page, its recorded paper-profile run beside this run: a sentence
     (machine, date, time, checks passed), the table of :func:`comparison` and the run's
     figures. Returns the record (``None`` when there is none)."""
-    import pandas as pd
     from IPython.display import Image, Markdown, display
 
     chapter = contract.chapter
@@ -277,10 +367,10 @@ def beside(contract, root: str | os.PathLike | None = None, show: bool = True):
             + "."
         )
     display(Markdown(lead))
-    df = pd.DataFrame(comparison(contract, record))
-    display(
-        df.style.hide(axis="index").set_caption(
-            f"Checks at this page's profile ({profile}) and at the paper's"
+    display_bundle(
+        comparison_table(
+            comparison(contract, record),
+            f"Checks at this page's profile ({profile}) and at the paper's:",
         )
     )
     figs = record.get("figures", [])

@@ -251,10 +251,24 @@ def assumption_values(teachers) -> dict:
 def assumption_hypotheses(contract, teachers) -> list:
     """Record Paper B's Assumptions 1-3 for ``teachers`` (one or a list; the worst case counts)
     as hypotheses ``assumption_1``, ``assumption_2``, ``assumption_3`` of ``contract`` (a
-    :class:`~twolayer.common.contract.Contract`); return the three. A page passes them as
+    :class:`~twolayer.common.contract.Contract`), each with a ``detail`` saying what its value
+    is; return the three. A page passes them as
     ``applies=`` to every theorem check that needs them."""
     v = assumption_values(teachers)
     h1, h2, h3 = v["r_over_d"] < 1.0, v["Delta"] > 0.0, v["kappa_rel"] > KAPPA_RELATIVE_FLOOR
+    many = isinstance(teachers, (list, tuple)) and len(teachers) > 1
+    if many:
+        details = (
+            "largest r / d over the teachers",
+            "smallest Delta over the teachers (radians)",
+            "smallest kappa / |lambda_1(H)| over the teachers",
+        )
+    else:
+        details = (
+            "r / d",
+            "Delta, the smallest angle between two teacher neurons (radians)",
+            "kappa / |lambda_1(H)|, smallest over largest |eigenvalue| of H in S_*",
+        )
     return [
         contract.hypothesis(
             "assumption_1",
@@ -264,6 +278,7 @@ def assumption_hypotheses(contract, teachers) -> list:
             bound=1.0,
             op="<",
             reason="" if h1 else f"r / d = {v['r_over_d']:.3g}: S_* is all of R^d",
+            detail=details[0],
         ),
         contract.hypothesis(
             "assumption_2",
@@ -273,6 +288,7 @@ def assumption_hypotheses(contract, teachers) -> list:
             bound=0.0,
             op=">",
             reason="" if h2 else "two teacher neurons are parallel (Delta = 0)",
+            detail=details[1],
         ),
         contract.hypothesis(
             "assumption_3",
@@ -286,5 +302,6 @@ def assumption_hypotheses(contract, teachers) -> list:
             else f"rank H < r for {v['deficient']} of {v['count']} teachers "
             f"(kappa / |lambda_1(H)| down to {v['kappa_rel']:.1e}, "
             "rounding)",
+            detail=details[2],
         ),
     ]
