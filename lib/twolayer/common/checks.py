@@ -385,40 +385,11 @@ def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
         for c in checks
     ]
     rows.sort(key=lambda r: order[r[0]])
-    head = TABLE_HEAD
-    md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    plain = list(md)
-    html = [
-        '<table class="twolayer-checks"><thead><tr>'
-        + "".join(f"<th>{h}</th>" for h in head)
-        + "</tr></thead><tbody>"
+    cells = [
+        (kind, name, st, detail, _fmt(value), bound_text(bound, op), res)
+        for kind, name, st, detail, value, bound, op, res in rows
     ]
-    for kind, name, st, detail, value, bound, op, res in rows:
-        b = bound_text(bound, op)
-        what = " ".join(str(detail).split()) or "—"
-        cells_md = [
-            kind,
-            f"`{name}`",
-            _ref(st),
-            _md_text(what),
-            _esc(_fmt(value)),
-            _esc(b),
-            _esc(res),
-        ]
-        md.append("| " + " | ".join(cells_md) + " |")
-        cells_plain = [kind, name, _ref(st, markdown=False), what, _fmt(value), b, res]
-        plain.append("| " + " | ".join(_esc(x) for x in cells_plain) + " |")
-        cells_html = [
-            kind,
-            f"<code>{_html(name)}</code>",
-            _html(_ref(st, markdown=False)),
-            _html(what),
-            _html(_fmt(value)),
-            _html(b),
-            _html(res),
-        ]
-        html.append("<tr>" + "".join(f"<td>{x}</td>" for x in cells_html) + "</tr>")
-    html.append("</tbody></table>")
+    md, plain, html = render_rows(TABLE_HEAD, cells, "twolayer-checks")
     counts = summary_counts(checks)
     line = (
         f"{counts['theorem']} theorem checks ({counts['theorem_na']} not applicable here), "
@@ -430,6 +401,36 @@ def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
         "text/html": f"<p>{_html(line)}</p>" + "".join(html),
         "text/plain": line + "\n" + "\n".join(plain),
     }
+
+
+def render_rows(head, rows, table_class: str) -> tuple[list[str], list[str], list[str]]:
+    """The lines of a check-style table, as MyST Markdown (the statement linked), plain text
+    and HTML: ``rows`` of ``(kind, name, statement, what is measured, *texts)``, the texts
+    already formatted. Used by :func:`table` and the paper-scale table
+    (:mod:`twolayer.common.paperscale`)."""
+    md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    plain = list(md)
+    html = [
+        f'<table class="{table_class}"><thead><tr>'
+        + "".join(f"<th>{h}</th>" for h in head)
+        + "</tr></thead><tbody>"
+    ]
+    for kind, name, st, what, *texts in rows:
+        what = " ".join(str(what).split()) or "—"
+        md_cells = [kind, f"`{name}`", _ref(st), _md_text(what), *(_esc(t) for t in texts)]
+        md.append("| " + " | ".join(md_cells) + " |")
+        plain_cells = [kind, name, _ref(st, markdown=False), what, *texts]
+        plain.append("| " + " | ".join(_esc(x) for x in plain_cells) + " |")
+        html_cells = [
+            _html(kind),
+            f"<code>{_html(name)}</code>",
+            _html(_ref(st, markdown=False)),
+            _html(what),
+            *(_html(t) for t in texts),
+        ]
+        html.append("<tr>" + "".join(f"<td>{x}</td>" for x in html_cells) + "</tr>")
+    html.append("</tbody></table>")
+    return md, plain, html
 
 
 def summary_counts(checks: list[Check]) -> dict[str, int]:

@@ -29,14 +29,12 @@ from typing import Any
 
 from .checks import (
     KINDS,
-    _esc,
     _fmt,
     _html,
-    _md_text,
-    _ref,
     book_root,
     bound_text,
     display_bundle,
+    render_rows,
 )
 from .io import atomic_write_bytes, atomic_write_json
 
@@ -269,34 +267,10 @@ def comparison(contract, record: dict) -> list[dict]:
 def comparison_table(rows: list[dict], caption: str = "") -> dict[str, str]:
     """The rows of :func:`comparison` as a MIME bundle in the check table's format: MyST
     Markdown (statement links), HTML and plain text."""
-    head = COMPARISON_HEAD
-    md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    plain = list(md)
-    html = [
-        '<table class="twolayer-checks twolayer-paperscale"><thead><tr>'
-        + "".join(f"<th>{h}</th>" for h in head)
-        + "</tr></thead><tbody>"
+    cells = [
+        (r["kind"], r["check"], r["statement"], *(r[h] for h in COMPARISON_HEAD[3:])) for r in rows
     ]
-    for r in rows:
-        cells = [r[h] for h in head]
-        md_cells = [
-            r["kind"],
-            f"`{r['check']}`",
-            _ref(r["statement"]),
-            _md_text(r["what is measured"]),
-            *(_esc(x) for x in cells[4:]),
-        ]
-        md.append("| " + " | ".join(md_cells) + " |")
-        plain_cells = [r["kind"], r["check"], _ref(r["statement"], markdown=False), *cells[3:]]
-        plain.append("| " + " | ".join(_esc(x) for x in plain_cells) + " |")
-        html_cells = [
-            _html(r["kind"]),
-            f"<code>{_html(r['check'])}</code>",
-            _html(_ref(r["statement"], markdown=False)),
-            *(_html(x) for x in cells[3:]),
-        ]
-        html.append("<tr>" + "".join(f"<td>{x}</td>" for x in html_cells) + "</tr>")
-    html.append("</tbody></table>")
+    md, plain, html = render_rows(COMPARISON_HEAD, cells, "twolayer-checks twolayer-paperscale")
     lead = f"{caption}\n\n" if caption else ""
     return {
         "text/markdown": lead + "\n".join(md) + "\n",
