@@ -62,6 +62,17 @@ def _main(soup: BeautifulSoup):
     return soup.find("article") or soup.find("main") or soup
 
 
+def _scan(book, find, what: str, pending: dict[str, str], files=None) -> None:
+    """Run ``find`` (a page's HTML -> its findings) over ``files`` (default: the book's
+    pages) and :func:`_report` what it found."""
+    failures = {}
+    for page in pages(book) if files is None else files:
+        found = find(page.read_text(encoding="utf-8"))
+        if found:
+            failures[page.relative_to(book.html).as_posix()] = found
+    _report(failures, what, pending)
+
+
 def _report(failures: dict[str, list[str]], what: str, pending: dict[str, str]) -> None:
     """Fail with every page's findings; xfail when every failing page is pending."""
     if not failures:
@@ -104,12 +115,7 @@ def test_detects_raw_tex():
 
 
 def test_no_raw_tex_outside_code_and_math(book):
-    failures = {}
-    for page in pages(book):
-        found = raw_tex(page.read_text(encoding="utf-8"))
-        if found:
-            failures[page.relative_to(book.html).as_posix()] = found
-    _report(failures, "TeX left outside math", PENDING["tex"])
+    _scan(book, raw_tex, "TeX left outside math", PENDING["tex"])
 
 
 # --- 2. no stray output from a hidden cell -----------------------------------------------------
@@ -159,13 +165,9 @@ def test_detects_stray_outputs():
 
 
 def test_no_stray_output_from_hidden_cells(book):
-    failures = {}
-    for page in pages(book):
-        found = stray_outputs(page.read_text(encoding="utf-8"))
-        if found:
-            failures[page.relative_to(book.html).as_posix()] = found
-    _report(
-        failures,
+    _scan(
+        book,
+        stray_outputs,
         "outputs of hidden cells that are not a figure, table or Markdown",
         PENDING["hidden_output"],
     )
@@ -200,12 +202,13 @@ def test_detects_machine_paths():
 def test_no_machine_path_anywhere(book):
     roots = tuple({str(ROOT), str(ROOT.resolve()), str(book.root), str(book.root.resolve())})
     roots = tuple(r for r in roots if len(r) > 1)
-    failures = {}
-    for page in sorted(book.html.rglob("*.html")):
-        found = machine_paths(page.read_text(encoding="utf-8"), roots)
-        if found:
-            failures[page.relative_to(book.html).as_posix()] = sorted(set(found))
-    _report(failures, "absolute paths of the build machine", PENDING["paths"])
+    _scan(
+        book,
+        lambda text: sorted(set(machine_paths(text, roots))),
+        "absolute paths of the build machine",
+        PENDING["paths"],
+        files=sorted(book.html.rglob("*.html")),
+    )
 
 
 # --- 4. numbers printed for a reader -----------------------------------------------------------
@@ -281,12 +284,7 @@ def test_detects_bad_numbers():
 
 
 def test_numbers_are_printed_for_a_reader(book):
-    failures = {}
-    for page in pages(book):
-        found = bad_numbers(page.read_text(encoding="utf-8"))
-        if found:
-            failures[page.relative_to(book.html).as_posix()] = found
-    _report(failures, "numbers printed badly", PENDING["numbers"])
+    _scan(book, bad_numbers, "numbers printed badly", PENDING["numbers"])
 
 
 # --- 4b. a table of checks says what each measured number is ------------------------------------
@@ -327,12 +325,12 @@ def test_detects_undescribed_rows():
 
 
 def test_check_tables_say_what_they_measure(book):
-    failures = {}
-    for page in pages(book):
-        found = undescribed_rows(page.read_text(encoding="utf-8"))
-        if found:
-            failures[page.relative_to(book.html).as_posix()] = sorted(set(found))
-    _report(failures, "measured values without what they measure", PENDING["details"])
+    _scan(
+        book,
+        lambda text: sorted(set(undescribed_rows(text))),
+        "measured values without what they measure",
+        PENDING["details"],
+    )
 
 
 # --- 5. no table wider than the content column, in Chromium ---------------------------------

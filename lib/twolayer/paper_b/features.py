@@ -182,8 +182,10 @@ def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: fl
         nz = np.flatnonzero(x)
         return 2 * (G[:, nz] @ x[nz] - b)
 
-    def violation(x):
-        g = gradient(x)
+    def violation(x, g=None):
+        """The largest violations of the optimality conditions on and off the support (``g``:
+        the gradient at ``x`` when the caller has it)."""
+        g = gradient(x) if g is None else g
         nz = x != 0
         on = np.abs(g[nz] + thr[nz] * np.sign(x[nz])).max(initial=0.0)
         off = np.maximum(np.abs(g[~nz]) - thr[~nz], 0.0).max(initial=0.0)
@@ -192,9 +194,10 @@ def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: fl
     it = 0
     while it < max_iter:
         it += 1
-        on, _ = violation(a)
+        # one gradient per step, for the conditions, the entering coefficient and the null step
+        g = gradient(a)
+        on, _ = violation(a, g)
         if on <= tol:  # optimal on the active set: add the most violating zero coefficient
-            g = gradient(a)
             viol = np.where(active, -np.inf, np.abs(g) - thr)
             j = int(np.argmax(viol))
             if viol[j] <= tol:
@@ -204,7 +207,7 @@ def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: fl
         A = np.flatnonzero(active)
         cur = a[A]
         GA = G[np.ix_(A, A)]
-        null = _null_step(GA, cur, gradient(a)[A], thr[A], tol)
+        null = _null_step(GA, cur, g[A], thr[A], tol)
         if null is not None and objective(null, A) < objective(cur, A):
             a = np.zeros_like(a)
             a[A] = null
