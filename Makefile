@@ -6,7 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lock test-latest update-reference nbval nbval-update book paper paper-times paper-collect test unit test-full lint mutate chromium sync bench robustness clean
+.PHONY: help bugs lock test-latest update-reference nbval nbval-update book paper paper-times paper-collect test unit test-full lint mutate chromium sync bench robustness clean
 
 LOCK   := requirements.lock
 # Extra pip options for the install from the lock: elsewhere than this project's machines, the
@@ -127,6 +127,24 @@ lint: $(STAMP)
 mutate: $(STAMP)
 	$(PY) -m pip install --quiet "mutmut>=3.3,<4"
 	$(PY) tests/mutate.py
+
+# The benchmark (lib/twolayer/bench.py): the trainers against the machine's peak, the batched
+# trainer against a naive loop, Figure 1's sweep, Paper B's gradient and every notebook; prints
+# its figures and writes bench.json (the "Execution times" page shows the committed table).
+bench: $(STAMP)
+	$(PY) -m twolayer.bench --json runs/bench/bench.json
+
+# What each target does (the comments above each recipe in this file).
+help:
+	@awk '/^# / { doc = doc substr($$0, 3) " " } /^[a-z][a-z-]*:/ { split($$0, t, ":"); \
+		if (doc != "") printf "  %-16s %s\n", t[1], substr(doc, 1, 110); doc = "" } \
+		/^$$/ { doc = "" }' $(firstword $(MAKEFILE_LIST))
+
+# The planted-bug benchmark (tests/bugs/run.py): every bug of tests/bugs/bugs.yml planted in a
+# copy of the checkout, one at a time; `make unit`'s selection, then the smoke run of the page a
+# missed bug would change. Writes book/generated/bugs.md (the Robustness page) (slow: ~1 h).
+bugs: $(STAMP)
+	$(PY) tests/bugs/run.py
 
 chromium:
 	@if [ "$${CI:-}" = "true" ] && ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then \

@@ -10,7 +10,12 @@ on Dask, a local cluster on 127.0.0.1 or ``--scheduler ADDRESS``):
   :class:`~twolayer.common.contract.Contract`: each parameter with an ``explore`` range is
   drawn with probability 1/2 (at least one per set), and a set that the contract rejects (a
   constraint across parameters) is drawn again. Sets fall inside and outside the theorems'
-  hypotheses; outside, the chapter records its theorem checks as not applicable.
+  hypotheses; outside, the chapter records its theorem checks as not applicable;
+* ``--one-at-a-time`` (``all``, or a number ``k``): each explored parameter changed alone to
+  each end of its ``explore`` range (:meth:`~twolayer.common.contract.Spec.ends`), the others
+  at the profile's values; with ``k``, only ``k`` parameters per chapter, chosen by
+  ``--sample-seed`` (so that runs with other sample seeds cover the others). An end that a
+  constraint across parameters rejects at the profile's other values is reported, not run.
 
 Every check of every run is tallied: passed, not applicable, failed (a run stops at its first
 false check, which the error names). A run that fails for another reason counts as an error.
@@ -102,6 +107,56 @@ def random_parameter_sets(
     return out
 
 
+def _contract_of(nb: Path):
+    from .common.contract import load_chapter
+
+    return load_chapter(nb)
+
+
+def explored(nb: Path) -> dict:
+    """The chapter's parameters with an ``explore`` range: ``{name: spec}``."""
+    _, contract, _ = _contract_of(nb)
+    return {
+        k: s
+        for k, s in contract.spec.items()
+        if s.explore is not None and k not in ("seed", "profile", "results_path")
+    }
+
+
+def one_at_a_time_sets(
+    nb: Path,
+    profile: str,
+    count: int | None = None,
+    sample_seed: int = 0,
+    seed_base: int = SEED_BASE,
+) -> tuple[list[dict], list[dict]]:
+    """Each explored parameter of the chapter ``nb`` (``count`` of them, chosen by
+    ``sample_seed``, or all) changed alone to each end of its ``explore`` range: ``(valid
+    sets, rejected)``, where a rejected change is one that a constraint across parameters
+    refuses at the profile's other values (``{"parameter", "value", "error"}``)."""
+    import numpy as np
+
+    from .common.contract import ParameterError, validate_parameters
+
+    ns, contract, params_src = _contract_of(nb)
+    names = list(explored(nb))
+    if count is not None and count < len(names):
+        rng = np.random.default_rng([sample_seed, zlib.crc32(chapter_name(nb).encode()), 7])
+        names = sorted(rng.choice(names, size=count, replace=False).tolist(), key=names.index)
+    sets, rejected = [], []
+    for name in names:
+        for value in contract.spec[name].ends():
+            value = to_jsonable(value)
+            try:
+                validate_parameters(ns, contract, params_src, {"profile": profile, name: value})
+            except ParameterError as exc:
+                rejected.append({"parameter": name, "value": value, "error": str(exc)})
+                continue
+            # one seed for every change, so that a difference comes from the parameter
+            sets.append({"profile": profile, "seed": seed_base + 20_000, name: value})
+    return sets, rejected
+
+
 # --- tallying -----------------------------------------------------------------------------------
 
 
@@ -113,6 +168,21 @@ class Tally:
     not_applicable: int = 0
     failed: int = 0
     failing: list = field(default_factory=list)
+    margin: float | None = None  # smallest margin over the runs where it applied
+    factor: float | None = None  # smallest factor (value and bound positive)
+    largest_factor: float | None = None  # at its smallest over runs: >1e6 in every run flags
+
+    def add_margin(self, details: dict) -> None:
+        m, f = details.get("margin"), details.get("factor")
+        if m is not None:
+            self.margin = m if self.margin is None else min(self.margin, m)
+        if f is not None:
+            self.factor = f if self.factor is None else min(self.factor, f)
+
+
+#: a theorem check this many times inside its bound in every run cannot bind: it is listed
+#: for review on the robustness page
+SLACK_REVIEW = 1e6
 
 
 def tally(chapter: str, results: list[tuple[dict, dict]]) -> tuple[dict[str, Tally], list[dict]]:
@@ -130,6 +200,7 @@ def tally(chapter: str, results: list[tuple[dict, dict]]) -> tuple[dict[str, Tal
                     t.not_applicable += 1
                 elif ok:
                     t.passed += 1
+                    t.add_margin(r["check_details"][name])
                 else:  # a results file is written only when every check passed
                     t.failed += 1
                     t.failing.append(params)
@@ -154,6 +225,35 @@ class Report:
     errors: list[dict]
     runs: int
     meta: dict
+    coverage: dict = field(default_factory=dict)  # per chapter: parameters, explored, varied
+
+    def coverage_markdown(self) -> str:
+        """Which parameters were varied, per chapter and in all."""
+        if not self.coverage:
+            return ""
+        total = sum(c["parameters"] for c in self.coverage.values())
+        varied = sum(len(c["varied_any"]) for c in self.coverage.values())
+        explored = sum(len(c["explored"]) for c in self.coverage.values())
+        out = [
+            f"\n**Parameters varied: {varied} of {total}** ({explored} have an explore range; "
+            "the others keep their profile's value, each with its reason in the chapter's "
+            "module).\n",
+            "| chapter | parameters | varied | which |",
+            "|---|---:|---:|---|",
+        ]
+        for ch, c in self.coverage.items():
+            which = ", ".join(f"`{k}`" for k in c["varied_any"]) or "—"
+            out.append(f"| {ch} | {c['parameters']} | {len(c['varied_any'])} | {which} |")
+        rejected = [(ch, r) for ch, c in self.coverage.items() for r in c.get("rejected", [])]
+        if rejected:
+            out.append(
+                "\nEnds of an explore range that a constraint refuses at the profile's "
+                "other values (not run):\n"
+            )
+            out += [
+                f"- {ch}: `{r['parameter']} = {r['value']}`: {r['error']}" for ch, r in rejected
+            ]
+        return "\n".join(out) + "\n"
 
     @property
     def failures(self) -> int:
@@ -188,17 +288,45 @@ class Report:
         by_chapter: dict[str, list[dict]] = {}
         for r in self.rows:
             by_chapter.setdefault(r["chapter"], []).append(r)
+        from .common.checks import margin_text
+
         out = [
             head,
-            "| chapter | check | kind | runs | passed | not applicable | failed |",
-            "|---|---|---|---:|---:|---:|---:|",
+            "The smallest margin is how far inside its bound the check stayed in its closest "
+            "run, in the unit of its measured value (the chapter's table of checks says what "
+            "that is), with the factor between value and bound where both are positive.\n",
+            "| chapter | check | kind | runs | applied | passed | not applicable | failed "
+            "| smallest margin |",
+            "|---|---|---|---:|---:|---:|---:|---:|---|",
         ]
         for ch, rows in by_chapter.items():
             for i, r in enumerate(rows):
+                applied = r.get("applied", r["passed"] + r["failed"])
+                mar = margin_text(r.get("smallest_margin"), r.get("smallest_factor"))
                 out.append(
                     f"| {ch if i == 0 else ''} | `{r['check']}` | {r['kind']} | {r['runs']} "
-                    f"| {r['passed']} | {r['not_applicable']} | {r['failed']} |"
+                    f"| {applied} | {r['passed']} | {r['not_applicable']} | {r['failed']} "
+                    f"| {mar} |"
                 )
+        slack = [
+            r
+            for r in self.rows
+            if r["kind"] == "theorem"
+            and (r.get("smallest_factor") or 0) > SLACK_REVIEW
+            and r["failed"] == 0
+        ]
+        if slack:
+            out.append(
+                f"\nTheorem checks more than {SLACK_REVIEW:.0e} times inside their bound in "
+                "every run that applied (they cannot bind here; each stays only with a reason "
+                "on its page):\n"
+            )
+            out += [
+                f"- {r['chapter']} / `{r['check']}`: smallest factor "
+                f"{margin_text(r['smallest_factor'], None)}"
+                for r in slack
+            ]
+        out.append(self.coverage_markdown())
         fails = [(r["chapter"], r["check"], p) for r in self.rows for p in r["failing"]]
         if fails or self.errors:
             out.append("\nFailing parameter sets:\n")
@@ -210,7 +338,7 @@ class Report:
         return "\n".join(out) + "\n"
 
 
-def run(
+def run(  # noqa: PLR0913 (the harness's command-line options, each named)
     out_dir: str | os.PathLike,
     profile: str = "smoke",
     seeds: int = 20,
@@ -224,6 +352,7 @@ def run(
     n_workers: int | None = None,
     progress: bool | None = None,
     warm: bool = False,
+    one_at_a_time: int | str | None = None,
 ) -> Report:
     """Run the harness (see the module docstring); finished runs in ``out_dir`` are reused.
     ``warm``: one kernel per worker, reset between runs (:func:`twolayer.sweep.execute_run`)."""
@@ -231,10 +360,22 @@ def run(
 
     out = Path(out_dir).resolve()
     jobs, owner = [], {}
+    coverage: dict[str, dict] = {}
     for nb in chapters(root, only):
         ch = chapter_name(nb)
         sets = [{"profile": profile, "seed": seed_base + k} for k in range(seeds)]
         sets += random_parameter_sets(nb, random_sets, profile, sample_seed, seed_base)
+        ex = explored(nb)
+        coverage[ch] = {"parameters": len(_contract_of(nb)[1].spec) - 3, "explored": sorted(ex)}
+        if one_at_a_time is not None:
+            count = None if one_at_a_time == "all" else int(one_at_a_time)
+            single, rejected = one_at_a_time_sets(nb, profile, count, sample_seed, seed_base)
+            sets += single
+            coverage[ch]["varied"] = sorted({k for p in single for k in p} - {"profile", "seed"})
+            coverage[ch]["rejected"] = rejected
+        for p in sets:
+            if len(p) > 2:  # a random or a one-at-a-time set: its parameters were varied
+                coverage[ch].setdefault("varied_any", set()).update(set(p) - {"profile", "seed"})
         for p in sets:
             rd = out / ch / run_id(p)
             jobs.append((str(nb), p, rd))
@@ -278,6 +419,9 @@ def run(
                     "not_applicable": t.not_applicable,
                     "failed": t.failed,
                     "failing": t.failing,
+                    "applied": t.passed + t.failed,
+                    "smallest_margin": t.margin,
+                    "smallest_factor": t.factor,
                 }
             )
     meta = {
@@ -289,9 +433,15 @@ def run(
         "seed_base": seed_base,
         "random": random_sets,
         "sample_seed": sample_seed,
+        "one_at_a_time": one_at_a_time,
     }
-    report = Report(rows, errors, len(jobs), meta)
-    atomic_write_json(out / "robustness.json", {"meta": meta, "rows": rows, "errors": errors})
+    for c in coverage.values():
+        c["varied_any"] = sorted(c.get("varied_any", ()))
+    report = Report(rows, errors, len(jobs), meta, coverage)
+    atomic_write_json(
+        out / "robustness.json",
+        {"meta": meta, "rows": rows, "errors": errors, "coverage": coverage},
+    )
     atomic_write_csv(
         out / "robustness.csv",
         [{k: (json.dumps(v) if isinstance(v, list) else v) for k, v in r.items()} for r in rows],
@@ -309,6 +459,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed-base", type=int, default=SEED_BASE)
     ap.add_argument("--sample-seed", type=int, default=0, help="seed of the parameter sampler")
     ap.add_argument("--chapters", help="comma-separated, e.g. paper_a/setting,paper_b/stage1")
+    ap.add_argument(
+        "--one-at-a-time",
+        help="'all': every explored parameter alone at both ends of its range; a number k: k "
+        "parameters per chapter, chosen by --sample-seed",
+    )
     ap.add_argument("--out", default="runs/robustness", help="output folder (re-use it to resume)")
     ap.add_argument("--markdown", help="also write the table as Markdown (the book's page)")
     ap.add_argument("--scheduler", help="address of a running Dask scheduler")
@@ -330,6 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         scheduler=args.scheduler,
         n_workers=args.workers,
         warm=args.warm,
+        one_at_a_time=args.one_at_a_time,
     )
     print(report.text())
     if args.markdown:

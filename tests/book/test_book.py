@@ -114,6 +114,7 @@ def test_chapter_figures_and_check_table(book, page):
         "what is measured",
         "measured",
         "bound",
+        "margin",
         "result",
     ], head
     assert rows, "the table of checks is empty"

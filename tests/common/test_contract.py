@@ -319,7 +319,11 @@ def test_three_kinds_record_value_bound_and_raise():
     assert "'margin'" in msg and "0.3" in msg and "0.5" in msg and "smallest margin" in msg
     assert c.checks == {"kkt": True, "trend": True, "identity": True, "margin": False}
     d = c.results()["check_details"]
-    assert d["kkt"] == {
+    kkt = dict(d["kkt"])
+    # 1e-6 - 3e-9 and 1e-6 / 3e-9, by hand
+    assert kkt.pop("margin") == pytest.approx(9.97e-7, rel=1e-12)
+    assert kkt.pop("factor") == pytest.approx(1000 / 3, rel=1e-12)
+    assert kkt == {
         "kind": "theorem",
         "value": 3e-9,
         "bound": 1e-6,
@@ -328,7 +332,9 @@ def test_three_kinds_record_value_bound_and_raise():
         "reason": "",
         "statement": "a-thm-3-2#1",
         "hypotheses": [],
+        "detail": "",
     }
+    assert d["margin"]["margin"] == pytest.approx(-0.2)  # failed: outside, so negative
     assert d["trend"]["kind"] == "observation" and d["identity"]["kind"] == "sanity"
 
 
@@ -423,13 +429,17 @@ def test_check_table_lists_every_kind_with_links():
     md = bundle["text/markdown"]
     assert "{prf:ref}`Paper A, Theorem 3.2 <a-thm-3-2>` (4)" in md and "not applicable" in md
     # the detail says what the measured number is, escaped so Markdown shows it as written
-    head = "| kind | check | statement | what is measured | measured | bound | result |"
+    head = "| kind | check | statement | what is measured | measured | bound | margin | result |"
     assert md.splitlines()[2] == head
     assert (
-        "| observation | `o1` | — | log(L\\_16 / L\\_pop), \\*worst\\* d | 0.25 | < 0.5 | pass |"
-        in md
+        '| observation | <span id="check-o1"></span>`o1` | — | '
+        "log(L\\_16 / L\\_pop), \\*worst\\* d | 0.25 | < 0.5 "
+        "| 0.25 (2×) | pass |" in md  # the row is the target of the claims index's link
     )
-    assert "| sanity | `s1` | — | — | 1e-12 | ≤ 1e-9 | pass |" in md
+    assert (
+        '| sanity | <span id="check-s1"></span>`s1` | — | — | 1e-12 | ≤ 1e-9 | 9.99e-10 (1000×) '
+        "| pass |" in md
+    )
     assert "<td>log(L_16 / L_pop), *worst* d</td>" in bundle["text/html"]
     assert "| observation | o1 | — | log(L_16 / L_pop), *worst* d | 0.25 |" in bundle["text/plain"]
     assert (
@@ -644,8 +654,8 @@ def test_hypothesis_rows_show_their_detail():
     c.validate()
     c.hypothesis("near", value=0.5, bound=1.0, op="<=", title="Theorem 3.2", detail="n / n_max")
     assert (
-        "| hypothesis | `near` | — | n / n\\_max | 0.5 | ≤ 1 | holds |"
-        in c.table()["text/markdown"]
+        '| hypothesis | <span id="check-near"></span>`near` | — | n / n\\_max | 0.5 | ≤ 1 '
+        "| 0.5 (2×) | holds |" in c.table()["text/markdown"]
     )
 
 

@@ -18,7 +18,7 @@ ALLOWED = {
     "paper_a": {"common", "paper_a"},
     "paper_b": {"common", "paper_b"},
 }
-ENTRY_POINTS = {"sweep", "robustness", "bench", "reference", "cli"}
+ENTRY_POINTS = {"sweep", "robustness", "bench", "reference", "cli", "chapters"}
 
 
 def _layer(path: Path) -> str:

@@ -123,7 +123,8 @@ def test_gather_statuses_metrics_and_files(tmp_path):
     (rd[ids[1]] / sweep.ERROR).write_text(json.dumps({"error": "CheckFailed"}))
     # ids[2]: never ran -> missing
     _write(rd[ids[3]], _results({"x": 4, "n": 9}, {"loss": 0.25}, {"c1": True, "thm": None}))
-    _write(rd[ids[4]], _results({"x": 5}, {"loss": 0.1}, {"c1": False}))  # a check failed
+    # one check passed and one failed: all must pass (``any`` would call it passed)
+    _write(rd[ids[4]], _results({"x": 5}, {"loss": 0.1}, {"c0": True, "c1": False}))
     (tmp_path / "sweep.json").write_text(json.dumps({"runs": runs}))
     table = sweep.gather(tmp_path)  # runs read from sweep.json
     assert list(table.run_id) == sorted(ids)
@@ -134,7 +135,7 @@ def test_gather_statuses_metrics_and_files(tmp_path):
     assert pd.isna(row.loc[2, "metrics.loss"]) and pd.isna(row.loc[3, "checks_passed"])
     # not applicable (null) is no failure; a false check is
     assert row.loc[1, "checks_passed"] and row.loc[4, "checks_passed"]
-    assert row.loc[5, "checks_passed"] is False or not row.loc[5, "checks_passed"]
+    assert not row.loc[5, "checks_passed"]
     saved = pd.read_parquet(tmp_path / "table.parquet")
     assert saved.run_id.tolist() == table.run_id.tolist()
     assert saved.status.tolist() == table.status.tolist()

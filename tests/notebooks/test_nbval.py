@@ -56,9 +56,11 @@ def test_a_check_planted_to_fail_fails_the_chapter(refreshed, tmp_path):
     planted = 0
     for cell in data["cells"]:
         src = "".join(cell["source"])
-        if '"epsilon_net_refines_with_m"' in src and "bound=0.0," in src:
+        call = "chapter.epsilon_net_refines_with_m(P, N, asm[2]),"
+        if call in src:
             # "the slope is below 0" becomes "below -10^9": the observation is now false
-            cell["source"] = src.replace("bound=0.0,", "bound=-1e9,", 1)
+            planted_call = f'__import__("dataclasses").replace({call[:-1]}, bound=-1e9),'
+            cell["source"] = src.replace(call, planted_call, 1)
             planted += 1
     assert planted == 1
     nb.write_text(json.dumps(data))

@@ -267,3 +267,28 @@ def test_deviations_equal_certify_run_by_run(problem):
             assert dev[k][b] == pytest.approx(c[k], rel=1e-9, abs=1e-14), k
         assert dev["sign_disagreement"][b] == pytest.approx(1 - c["sign_agreement"])
     assert all(np.isnan(dev[k][3]) for k in kkt.DEVIATIONS)  # -W* does not separate
+
+
+def test_z_slack_away_from_the_optimum(problem):
+    """``z_slack = ||W~ - W*||_F / ||z*||`` at a W far from W* (W~ = W over its smallest
+    margin), by hand; and what it promises: ``z(W) = (m1 v - m2 u) / sqrt(m)`` is
+    1-Lipschitz in ``W`` for the Frobenius norm, so ``|z_ratio(W) - z_ratio(W*)| <= z_slack``."""
+    ds, sol = problem
+    m1, m2 = 3, 2
+    net = models.LeakyNetwork(m1, m2, gamma=0.5)
+    z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
+    Xt = np.random.default_rng(1).standard_normal((50, ds.d))
+    rng = np.random.default_rng(7)
+    W = sol.W + 0.3 * rng.standard_normal(sol.W.shape) @ np.diag(np.ones(ds.d))
+    c = kkt.certify(net, torch.as_tensor(W), ds.X, ds.y, sol, z_star, Xt)
+    q = net.margins(torch.as_tensor(W), torch.as_tensor(ds.X), torch.as_tensor(ds.y))
+    Wn = W / float(q.min())
+    expected = np.linalg.norm(Wn - sol.W) / np.linalg.norm(z_star)
+    assert c["z_slack"] == pytest.approx(expected, rel=1e-9)
+
+    def z_of(M):
+        v, u = M[:m1].mean(0), M[m1:].mean(0)
+        return (m1 * v - m2 * u) / math.sqrt(m1 + m2)
+
+    dz = np.linalg.norm(z_of(Wn)) - np.linalg.norm(z_of(sol.W))
+    assert abs(dz) / np.linalg.norm(z_star) <= c["z_slack"]

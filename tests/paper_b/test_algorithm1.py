@@ -158,3 +158,18 @@ def test_stage2_zero_threshold_is_exact():
     assert es.count_kept(below["a"], net1.W, t) > 0  # something kept below it
     # over all directions of S_* the threshold can only be larger
     assert es.population_zero_threshold(t, 180) >= thr - 1e-12
+
+
+def test_stage3_halves_the_weight_decay_every_epoch_and_doubles_the_steps():
+    """Lemma 5's schedule as the page states it: epoch k runs at lambda_0 / 2^k for
+    steps * 2^k steps (read from the trajectory's records, not from the code's expression)."""
+    from twolayer.common import seeds
+    from twolayer.paper_b import teacher as tm
+
+    t = tm.random_teacher(6, 2, 3, seeds.derive(0, "t"))
+    net = alg.symmetric_init(6, 8, seeds.derive(0, "init"))
+    _, tr = alg.stage3(net, t, 0.04, 3, 5, 0.05, record_every=1, grow=2.0)
+    lam_by_epoch = {k: lam for k, lam in zip(tr.epoch, tr.lam)}
+    assert lam_by_epoch == {0: 0.04, 1: 0.02, 2: 0.01}
+    steps = [sum(1 for k in tr.epoch if k == e) - 1 for e in range(3)]  # records 0..n per epoch
+    assert steps == [5, 10, 20]

@@ -94,3 +94,28 @@ def test_end_to_end_small_n_fails_large_n_learns():
     # the empirical Stage 1 covers the teachers worse with fewer samples (noisier step)
     assert 0 <= rows[1]["stage 1 coverage"] <= math.pi / 2
     assert ref["worst nearest angle"] < t.info["Delta"] / 4
+
+
+def test_per_sample_trace_is_the_covariance_trace_not_the_second_moment():
+    """``tr Sigma = E||g||^2 - ||E g||^2``, against per-sample gradients formed row by row
+    (``g_i(x) = 2 (f(x) - y~) a_i 1{w_i.x > 0} x``) on the same draws (the function's own
+    generator, ``default_rng([seed, 29])``), with the mean taken over the samples instead of the
+    population gradient; at a network whose mean gradient is large (all rows on one direction),
+    so that dropping ``||E g||^2`` moves the trace by far more than the tolerance."""
+    from twolayer.common import seeds
+
+    t = tmod.random_teacher(3, 2, 3, seeds.derive(0, "t"))
+    net = pop.Net(np.full(4, 1.0), np.tile([3.0, 0.0, 0.0], (4, 1)))
+    n = 20_000
+    got = smp.per_sample_trace(net, t, n, seed=3)
+    X = np.random.default_rng([3, 29]).standard_normal((n, 3))
+    res = net(X) - t.y_tilde(X)
+    gate = (X @ net.W.T > 0).astype(float)  # (n, m)
+    g = 2 * res[:, None, None] * (net.a[None, :, None] * gate[:, :, None]) * X[:, None, :]
+    mean = g.mean(axis=0)
+    ours = (g * g).sum(axis=(1, 2)).mean() - float((mean * mean).sum())
+    # the sample mean differs from E g by its standard error: ||m||^2 moves by about 2 ||m|| se
+    se = float(np.sqrt((g.std(axis=0) ** 2).sum() / n))
+    tol = 4 * 2 * float(np.linalg.norm(mean)) * se
+    assert abs(got - ours) <= tol, (got, ours, tol)
+    assert float((mean * mean).sum()) > 5 * tol  # the case can tell the two formulas apart

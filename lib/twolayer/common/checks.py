@@ -58,6 +58,16 @@ class Hypothesis:
     reason: str = ""  # why it does not hold (or what it measured when it does)
     detail: str = ""  # what ``value`` is, one line (the check table shows it)
 
+    @property
+    def margin(self) -> float | None:
+        """How far ``value`` is inside its bound, in ``value``'s unit (see :func:`margin`)."""
+        return margin(self.value, self.op, self.bound)
+
+    @property
+    def factor(self) -> float | None:
+        """How many times inside its bound (see :func:`factor`)."""
+        return factor(self.value, self.op, self.bound)
+
     def sentence(self) -> str:
         """One sentence for the page, as MyST Markdown."""
         what = self.title or self.name
@@ -82,6 +92,9 @@ class Hypothesis:
             "bound": to_jsonable(self.bound),
             "op": self.op,
             "reason": self.reason,
+            "detail": self.detail,
+            "margin": to_jsonable(self.margin),
+            "factor": to_jsonable(self.factor),
         }
 
 
@@ -99,6 +112,17 @@ class Check:
     detail: str = ""
     hypotheses: list[str] = field(default_factory=list)
 
+    @property
+    def margin(self) -> float | None:
+        """How far ``value`` is inside its bound, in ``value``'s unit (see :func:`margin`);
+        ``None`` when not applicable or without a numeric bound."""
+        return None if self.passed is None else margin(self.value, self.op, self.bound)
+
+    @property
+    def factor(self) -> float | None:
+        """How many times inside its bound (see :func:`factor`)."""
+        return None if self.passed is None else factor(self.value, self.op, self.bound)
+
     def details(self) -> dict:
         return {
             "kind": self.kind,
@@ -109,7 +133,102 @@ class Check:
             "reason": self.reason,
             "statement": self.statement,
             "hypotheses": list(self.hypotheses),
+            "detail": self.detail,
+            "margin": to_jsonable(self.margin),
+            "factor": to_jsonable(self.factor),
         }
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One check as a chapter module computes it, before a page records it.
+
+    A chapter's check functions (``twolayer.<paper>.chapters.<chapter>``) return a
+    ``Claim``; the page records it with :meth:`twolayer.common.contract.Contract.record`, and a
+    test calls the same function on an input where the statement is false and asserts that
+    :meth:`outcome` is ``False`` (the failing-case table, ``tests/failing_cases``). The fields
+    are those of :meth:`~twolayer.common.contract.Contract.theorem`: ``kind`` is one of
+    ``KINDS``; ``holds`` or ``value op bound`` decides it; ``applies`` is a
+    :class:`Hypothesis`, a list of them, a bool or ``(bool, reason)``.
+    """
+
+    name: str
+    kind: str
+    value: Any = None
+    bound: Any = None
+    op: str | None = None
+    holds: Any = None
+    statement: str | None = None
+    applies: Any = True
+    detail: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}; got {self.kind!r}")
+        if self.holds is None and self.op is None:
+            raise ValueError(f"check {self.name!r}: give holds, or value, bound and op")
+
+    def evaluate(self) -> Check:
+        """The :class:`Check` this claim records: not applicable (``passed=None``) where
+        ``applies`` fails, else decided by ``holds`` or ``value op bound``."""
+        ok_applies, reason, hyps = applies_of(self.applies)
+        if not ok_applies:
+            return Check(
+                self.name, self.kind, None, None, self.bound, self.op, self.statement, False,
+                reason, self.detail, hyps,
+            )  # fmt: skip
+        value = self.value() if callable(self.value) else self.value
+        holds = self.holds() if callable(self.holds) else self.holds
+        if holds is None:
+            holds, value = compare(value, self.op, self.bound)
+        return Check(
+            self.name, self.kind, bool(holds), value, self.bound, self.op, self.statement,
+            True, "", self.detail, hyps,
+        )  # fmt: skip
+
+    def outcome(self) -> bool | None:
+        """``True``/``False`` where it applies, ``None`` where it does not."""
+        return self.evaluate().passed
+
+
+def make_hypothesis(
+    name: str,
+    holds=None,
+    *,
+    title: str,
+    statement: str | None = None,
+    value=None,
+    bound=None,
+    op: str | None = None,
+    reason: str = "",
+    detail: str = "",
+) -> Hypothesis:
+    """A :class:`Hypothesis` decided by ``holds`` or ``value op bound``, without a page (a
+    chapter module computes it; the page records it with
+    :meth:`~twolayer.common.contract.Contract.record_hypothesis`)."""
+    if holds is None:
+        if op is None:
+            raise ValueError("give holds, or value, bound and op")
+        holds, value = compare(value, op, bound)
+    return Hypothesis(name, bool(holds), title, statement, value, bound, op, reason, detail)
+
+
+def applies_of(applies) -> tuple[bool, str, list[str]]:
+    """Normalise ``applies``: a :class:`Hypothesis`, a list of them (all must hold), a bool,
+    or ``(bool, reason)``; return ``(applies, reason when not, hypothesis names)``."""
+    if isinstance(applies, Hypothesis):
+        applies = [applies]
+    if isinstance(applies, list):
+        names = [h.name for h in applies]
+        bad = [h for h in applies if not h.holds]
+        reason = "; ".join(
+            f"{h.title or h.name}: {h.reason or 'hypothesis does not hold'}" for h in bad
+        )
+        return not bad, reason, names
+    if isinstance(applies, tuple):
+        ok, reason = applies
+        return bool(ok), ("" if ok else reason), []
+    return bool(applies), ("" if applies else "not applicable at these parameters"), []
 
 
 # --- evaluation ----------------------------------------------------------------------------------
@@ -162,6 +281,43 @@ def compare(value, op: str, bound) -> tuple[bool, Any]:
     if op == "==":
         return bool(v == bound), v
     raise TypeError(f"cannot compare a {type(value).__name__} with op {op!r}")
+
+
+def _number(x) -> float | None:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.number)):
+        return None
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+def margin(value, op: str | None, bound) -> float | None:
+    """How far a (reported, scalar) ``value`` is inside its bound, in ``value``'s unit:
+    ``bound - value`` for ``<``/``<=``, ``value - bound`` for ``>``/``>=``, the distance to the
+    nearer end for ``in``; negative outside. ``None`` without a numeric value and bound (an
+    ``==`` check, a boolean ``holds``)."""
+    v = _number(value)
+    if v is None or op not in ("<", "<=", ">", ">=", "in"):
+        return None
+    if op == "in":
+        lo, hi = (_number(b) for b in bound)
+        return None if lo is None or hi is None else min(v - lo, hi - v)
+    b = _number(bound)
+    if b is None:
+        return None
+    return b - v if op in ("<", "<=") else v - b
+
+
+def factor(value, op: str | None, bound) -> float | None:
+    """How many times inside its bound a positive ``value`` is, against a positive bound:
+    ``bound / value`` for ``<``/``<=``, ``value / bound`` for ``>``/``>=`` (below 1: outside);
+    ``None`` otherwise. A theorem check whose factor exceeds 10^6 in every run cannot bind."""
+    v = _number(value)
+    if v is None or op not in ("<", "<=", ">", ">="):
+        return None
+    b = _number(bound)
+    if b is None or v <= 0 or b <= 0:
+        return None
+    return b / v if op in ("<", "<=") else v / b
 
 
 # --- formatting -----------------------------------------------------------------------------------
@@ -249,6 +405,20 @@ KIND_NAMES = {
 BOOK_TITLES = {
     "book-lem-d-suff": "Book, explicit Lemma 3.3",
     "book-obs-frozen-features": "Book, frozen first layer",
+    "book-lem-stage1-limits": "Book, Stage 1 limits",
+    "book-obs-stage1-net": "Book, the net's rate",
+    "book-obs-gf-rate": "Book, the flow's rate",
+    "book-lem-split-pair": "Book, the split pair",
+    "book-obs-lemma33-log": "Book, the log factor of Lemma 3.3",
+    "book-obs-figure1-glorot": "Book, Glorot's scale at step 0.16",
+    "book-obs-figure1-accuracy": "Book, Figure 1's accuracy",
+    "book-obs-xor-chance": "Book, XOR at chance",
+    "book-obs-xor-low-dim": "Book, XOR in low dimension",
+    "book-obs-real-images-scale": "Book, the floor grows with the scale",
+    "book-prop-any-step-rank": "Book, the stable-rank bound at every step size",
+    "book-obs-one-step-ladder": "Book, larger steps beyond (A1)",
+    "book-obs-one-step-init-sweep": "Book, where one step to low rank stops",
+    "book-obs-gf-below-assumption": "Book, below the assumption",
 }  # the book's own statements
 
 
@@ -358,14 +528,32 @@ def bound_text(bound, op) -> str:
     return "—" if bound is None else f"{_op_text(op)} {_fmt_bound(bound, op)}".strip()
 
 
-TABLE_HEAD = ("kind", "check", "statement", "what is measured", "measured", "bound", "result")
+TABLE_HEAD = (
+    "kind",
+    "check",
+    "statement",
+    "what is measured",
+    "measured",
+    "bound",
+    "margin",
+    "result",
+)
+
+
+def margin_text(m: float | None, f: float | None) -> str:
+    """The margin column: how far inside the bound, in the measured value's unit, and the
+    factor when value and bound are positive (``0.12 (1.5×)``); ``—`` without one."""
+    if m is None:
+        return "—"
+    return _fmt(m) + (f" ({_fmt(f)}×)" if f is not None else "")
 
 
 def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
     """The end-of-page table: a MIME bundle with MyST Markdown (the book resolves the
     statement links), HTML (Jupyter, Colab) and plain text. One row per hypothesis and check:
     its kind, name, statement, what the measured number is (its ``detail``), the number, the
-    bound it is held to and the result."""
+    bound it is held to, the margin (how far inside the bound, in the number's unit, and the
+    factor) and the result."""
     order = {k: i for i, k in enumerate(("hypothesis",) + KINDS)}
     rows = [
         (
@@ -376,18 +564,29 @@ def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
             h.value,
             h.bound,
             h.op,
+            margin_text(h.margin, h.factor),
             "holds" if h.holds else "does not hold" + (f": {h.reason}" if h.reason else ""),
         )
         for h in hypotheses
     ]
     rows += [
-        (c.kind, c.name, c.statement, c.detail, c.value, c.bound, c.op, result_text(c))
+        (
+            c.kind,
+            c.name,
+            c.statement,
+            c.detail,
+            c.value,
+            c.bound,
+            c.op,
+            margin_text(c.margin, c.factor),
+            result_text(c),
+        )
         for c in checks
     ]
     rows.sort(key=lambda r: order[r[0]])
     cells = [
-        (kind, name, st, detail, _fmt(value), bound_text(bound, op), res)
-        for kind, name, st, detail, value, bound, op, res in rows
+        (kind, name, st, detail, _fmt(value), bound_text(bound, op), mar, res)
+        for kind, name, st, detail, value, bound, op, mar, res in rows
     ]
     md, plain, html = render_rows(TABLE_HEAD, cells, "twolayer-checks")
     counts = summary_counts(checks)
@@ -417,13 +616,23 @@ def render_rows(head, rows, table_class: str) -> tuple[list[str], list[str], lis
     ]
     for kind, name, st, what, *texts in rows:
         what = " ".join(str(what).split()) or "—"
-        md_cells = [kind, f"`{name}`", _ref(st), _md_text(what), *(_esc(t) for t in texts)]
+        # each check's row is the target of the claims index's links: ``#check-<name>``
+        anchor = (
+            f'<span id="check-{_html(name)}"></span>' if table_class == "twolayer-checks" else ""
+        )
+        md_cells = [
+            kind,
+            f"{anchor}`{name}`",
+            _ref(st),
+            _md_text(what),
+            *(_esc(t) for t in texts),
+        ]
         md.append("| " + " | ".join(md_cells) + " |")
         plain_cells = [kind, name, _ref(st, markdown=False), what, *texts]
         plain.append("| " + " | ".join(_esc(x) for x in plain_cells) + " |")
         html_cells = [
             _html(kind),
-            f"<code>{_html(name)}</code>",
+            f"{anchor}<code>{_html(name)}</code>",
             _html(_ref(st, markdown=False)),
             _html(what),
             *(_html(t) for t in texts),

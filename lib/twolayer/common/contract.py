@@ -37,11 +37,13 @@ from .checks import (
     KINDS,
     Check,
     CheckFailed,
+    Claim,
     Hypothesis,
     _fmt,
-    compare,
+    applies_of,
     display_bundle,
     glue,
+    make_hypothesis,
     table,
 )
 from .io import atomic_write_json, to_jsonable
@@ -66,6 +68,7 @@ __all__ = [
     "Constraint",
     "Params",
     "Contract",
+    "ChapterSpec",
     "load_chapter",
     "validate_parameters",
     "run_command",
@@ -90,11 +93,14 @@ class Spec:
     """A parameter type: ``validate(name, value)`` returns the value or raises.
 
     ``doc``: what the parameter means (the page's parameter table shows it). ``explore``:
-    what the robustness harness may draw (:meth:`sample`); ``None`` keeps the profile's value.
+    what the robustness harness may draw (:meth:`sample`, and :meth:`ends` for its
+    one-at-a-time changes); ``None`` keeps the profile's value, and then ``fixed`` says in one
+    line why the parameter is not varied.
     """
 
     doc: str = ""
     explore: Any = None
+    fixed: str = ""
 
     describe = "a value"
 
@@ -111,6 +117,24 @@ class Spec:
         if isinstance(self.explore, (list, tuple)) and self.explore and not _is_range(self.explore):
             return self.explore[int(rng.integers(len(self.explore)))]
         raise TypeError(f"{type(self).__name__} cannot sample explore={self.explore!r}")
+
+    def ends(self) -> list:
+        """The values the one-at-a-time changes take: both ends of an ``explore`` range, the
+        first and the last of an ``explore`` list, every value of an explored
+        :class:`Choice` or :class:`Bool`; ``[]`` when not explored."""
+        e = self.explore
+        if e is None:
+            return []
+        if _is_range(e):
+            integer = isinstance(self, Int) or (
+                isinstance(self, Optional) and isinstance(self.inner, Int)
+            )
+            return [int(v) if integer else float(v) for v in e]
+        if e is True:
+            return list(getattr(self, "values", (False, True)))
+        if isinstance(e, (list, tuple)) and e:
+            return [e[0], e[-1]] if len(e) > 1 else [e[0]]
+        raise TypeError(f"{type(self).__name__} has no ends for explore={e!r}")
 
 
 def _is_range(x) -> bool:
@@ -184,9 +208,9 @@ class Float(Spec):
 class Choice(Spec):
     values: tuple
 
-    def __init__(self, *values, doc: str = "", explore: Any = None):
+    def __init__(self, *values, doc: str = "", explore: Any = None, fixed: str = ""):
         self.values = tuple(values)
-        self.doc, self.explore = doc, explore
+        self.doc, self.explore, self.fixed = doc, explore, fixed
 
     @property
     def describe(self) -> str:
@@ -637,15 +661,26 @@ class Contract:
         """Record whether a theorem's hypotheses hold here (from ``holds`` or ``value op
         bound``); glue its sentence as ``name`` (``{glue:md}`name``` with ``:format: myst``).
         ``detail``: what ``value`` is, in one line (the check table shows it)."""
-        if name in self._hypotheses or name in self._checks:
-            raise ValueError(f"{name!r} is recorded twice")
-        if holds is None:
-            if op is None:
-                raise ValueError("give holds, or value, bound and op")
-            holds, value = compare(value, op, bound)
-        h = Hypothesis(name, bool(holds), title, statement, value, bound, op, reason, detail)
-        self._hypotheses[name] = h
-        glue(name, h.sentence(), markdown=True)
+        h = make_hypothesis(
+            name,
+            holds,
+            title=title,
+            statement=statement,
+            value=value,
+            bound=bound,
+            op=op,
+            reason=reason,
+            detail=detail,
+        )
+        return self.record_hypothesis(h)
+
+    def record_hypothesis(self, h: Hypothesis) -> Hypothesis:
+        """Record a hypothesis a chapter module computed
+        (:func:`~twolayer.common.checks.make_hypothesis`) and glue its sentence as its name."""
+        if h.name in self._hypotheses or h.name in self._checks:
+            raise ValueError(f"{h.name!r} is recorded twice")
+        self._hypotheses[h.name] = h
+        glue(h.name, h.sentence(), markdown=True)
         return h
 
     def _record(
@@ -653,38 +688,34 @@ class Contract:
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}")
+        if holds is None and op is None:
+            raise ValueError(f"check {name!r}: give holds, or value, bound and op")
+        self.record(Claim(name, kind, value, bound, op, holds, statement, applies, detail))
+
+    def record(self, claim: Claim) -> None:
+        """Record a check a chapter module computed (a :class:`~twolayer.common.checks.Claim`):
+        its value is glued under its name; a false result raises :class:`CheckFailed`."""
+        name = claim.name
         if name in self._checks or name in self._hypotheses or name in self.metrics:
             raise ValueError(f"check {name!r} is recorded twice")
-        ok_applies, reason, hyps = _applies(applies)
-        if not ok_applies:
-            self._checks[name] = Check(
-                name, kind, None, None, bound, op, statement, False, reason, detail, hyps
-            )
-            return
-        if callable(value):
-            value = value()
-        if callable(holds):
-            holds = holds()
-        if holds is None:
-            if op is None:
-                raise ValueError(f"check {name!r}: give holds, or value, bound and op")
-            holds, value = compare(value, op, bound)
-        ok = bool(holds)
-        c = Check(name, kind, ok, value, bound, op, statement, True, "", detail, hyps)
+        c = claim.evaluate()
         self._checks[name] = c
+        if c.passed is None:
+            return
+        value = c.value
         if value is not None and not isinstance(value, str):
             glue(name, value)
-        if not ok:
+        if not c.passed:
             measured = (
-                f"; measured {_fmt(value)}, bound {op or ''} {_fmt(bound)}"
+                f"; measured {_fmt(value)}, bound {c.op or ''} {_fmt(c.bound)}"
                 if value is not None
                 else ""
             )
             raise CheckFailed(
-                f"{kind} check {name!r} failed"
-                + (f" ({statement})" if statement else "")
+                f"{c.kind} check {name!r} failed"
+                + (f" ({c.statement})" if c.statement else "")
                 + measured
-                + (f": {detail}" if detail else "")
+                + (f": {c.detail}" if c.detail else "")
             )
 
     def theorem(
@@ -849,21 +880,63 @@ def _assigned(source: str) -> set[str]:
     return out
 
 
-def _applies(applies) -> tuple[bool, str, list[str]]:
-    """Normalise ``applies``: a Hypothesis, a list of them, a bool, or ``(bool, reason)``."""
-    if isinstance(applies, Hypothesis):
-        applies = [applies]
-    if isinstance(applies, list):
-        names = [h.name for h in applies]
-        bad = [h for h in applies if not h.holds]
-        reason = "; ".join(
-            f"{h.title or h.name}: {h.reason or 'hypothesis does not hold'}" for h in bad
+_applies = applies_of  # the name the tests used before chapter modules
+
+
+# --- a chapter's parameters, declared once in its module ----------------------------------------
+
+
+@dataclass(frozen=True)
+class ChapterSpec:
+    """Everything a chapter declares about its parameters, once, in its module
+    (``twolayer.<paper>.chapters.<chapter>.SPEC``): each parameter's type, doc, range and
+    explore range (``spec``), the page's parameters-cell values (``defaults``: ``None`` means
+    "from the profile"), the per-profile values, the derived values and the constraints.
+
+    The page builds its :class:`Contract` from it (:meth:`contract`) and keeps a papermill
+    ``parameters`` cell with the same values (a test compares them); tests, the command line
+    and the robustness harness validate parameters with :meth:`params`, without a notebook.
+    """
+
+    chapter: str
+    spec: Mapping[str, Spec]
+    defaults: Mapping[str, Any]
+    profiles: Mapping[str, Mapping[str, Any]]
+    derive: Mapping[str, Callable] = field(default_factory=dict)
+    constraints: Sequence[Constraint] = ()
+
+    def __post_init__(self):
+        names = set(self.spec) | set(COMMON)
+        missing = sorted(names - set(self.defaults))
+        extra = sorted(set(self.defaults) - names)
+        if missing or extra:
+            raise ValueError(
+                f"{self.chapter}: defaults must give every parameter once "
+                f"(missing {missing}, unknown {extra})"
+            )
+
+    def contract(self, namespace: dict) -> Contract:
+        """The page's contract (``namespace``: the notebook's ``globals()``)."""
+        c = Contract(
+            self.spec,
+            self.profiles,
+            namespace,
+            chapter=self.chapter,
+            derive=self.derive,
+            constraints=self.constraints,
         )
-        return not bad, reason, names
-    if isinstance(applies, tuple):
-        ok, reason = applies
-        return bool(ok), ("" if ok else reason), []
-    return bool(applies), ("" if applies else "not applicable at these parameters"), []
+        return c
+
+    def params(self, profile: str | None = "smoke", **values) -> Params:
+        """The validated parameters of ``profile`` with ``values`` changed, as the page would
+        compute them; a bad value raises the page's :class:`ParameterError`."""
+        ns: dict = {}
+        c = self.contract(ns)
+        c.defaults = dict(self.defaults)
+        ns.update(self.defaults)
+        ns["profile"] = profile
+        ns.update(values)
+        return c.validate()
 
 
 # --- reading a chapter's contract without a kernel -------------------------------------------

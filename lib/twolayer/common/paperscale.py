@@ -254,7 +254,12 @@ def comparison(contract, record: dict) -> list[dict]:
                 "what is measured": " ".join(
                     (c.detail if c else (b or {}).get("detail", "")).split()
                 )
-                or "—",
+                or (
+                    "a check of an earlier version of this page, which the paper-profile "
+                    "record predates (this page no longer records it)"
+                    if c is None
+                    else "—"
+                ),
                 "bound": bound_text(c.bound, c.op) if c else _bound(b),
                 "this page": _value(a),
                 "paper profile": _value(b),

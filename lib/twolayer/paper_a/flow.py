@@ -427,7 +427,8 @@ def phase_diagram(
     scaled by ``1/sqrt(d)``; the network ``net`` is trained by normalised gradient descent
     (step ``1/R_max^2`` per data set) from ``w_j ~ N(0, init_scale^2/k I_k)`` in the ``k``
     coordinates, for ``steps`` steps, extended by the rule of :func:`flow_to_tolerance` until
-    the draws that satisfy the assumption reach ``tol`` (only those are extended). Each row is
+    the draws that satisfy the assumption reach ``tol``; every draw of that ``n`` runs the same
+    number of steps, so a draw below the assumption is never judged after fewer. Each row is
     one draw: ``n, d, draw, ratio`` (``n / n_max``), ``holds``, ``separated``, every item of
     ``PHASE_ITEMS`` (true when its deviation is at most ``tol``; item 2 also needs the
     multipliers in their interval, item 7 ``||z||/||z*||`` within the bound plus ``z_slack``),
@@ -477,12 +478,8 @@ def phase_diagram(
                 d_b = kkt.deviations(net, W_end[b : b + 1], Xs[b], ys[b], sol_b, X_test)
                 dev.append([d_b[key] for key in kkt.DEVIATIONS])
             need = steps_for_tolerance(dev, tol, steps, factor)
-            if need > steps:  # only the draws that satisfy the assumption go on
-                idx = torch.as_tensor(held)
-                W_end = W_end.clone()
-                W_end[idx] = normalized_flow(
-                    net, W_end[idx], Xb[idx], yb[idx], loss, lr[held], [need - steps]
-                ).W[-1]
+            if need > steps:  # every draw goes on for the same steps, under the assumption or not
+                W_end = normalized_flow(net, W_end, Xb, yb, loss, lr, [need - steps]).W[-1]
         else:
             need = steps
         for b, (dd, k, _) in enumerate(sets):
@@ -492,7 +489,7 @@ def phase_diagram(
                 "draw": k,
                 "ratio": asm[b].ratio,
                 "holds": asm[b].holds,
-                "steps": need if asm[b].holds else steps,
+                "steps": need,
             }
             W = W_end[b]
             sep = float(net.margins(W, Xb[b], yb[b]).min()) > 0

@@ -194,7 +194,7 @@ def init_sweep(
     }
 
 
-def size_sweep(
+def size_sweep(  # noqa: PLR0913 (one setting per argument of the size sweep)
     sizes: dict,
     base: dict,
     gamma: float,

@@ -174,7 +174,7 @@ class SGDResult:
     device: str = "cpu"
 
 
-def train(
+def train(  # noqa: PLR0913 (SGD's settings, each named; a config object is still to come)
     X_train,
     y_train,
     X_test,
@@ -248,7 +248,7 @@ def train(
         torch.set_num_threads(old_threads)
 
 
-def _train(
+def _train(  # noqa: PLR0913 (as train)
     X_train,
     y_train,
     X_test,

@@ -231,7 +231,7 @@ def _lr_tensor(lr, B: int, dtype, device) -> torch.Tensor:
     return lr_t.reshape(B, 1, 1) if lr_t.ndim == 1 else lr_t
 
 
-def gradient_descent(
+def gradient_descent(  # noqa: PLR0913 (the trainer's settings, each named)
     net: LeakyNetwork,
     W0: torch.Tensor,
     X: torch.Tensor,

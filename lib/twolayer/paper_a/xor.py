@@ -128,6 +128,8 @@ def train_and_test(
     factor: float = 2.0,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype = "float64",
+    equal_steps: bool = False,
+    weights: dict | None = None,
 ) -> pd.DataFrame:
     """Train ``net`` on every data set of ``batch`` from every scale in ``init_scales`` (``w_j
     ~ N(0, scale^2/k I_k)`` in the ``k`` coordinates, one draw per data set shared across
@@ -135,7 +137,13 @@ def train_and_test(
     ``steps`` steps; with ``tol``, extend the runs whose training set satisfies the assumption
     (only those: the others keep ``steps``) until their ``1 - linear_agreement`` is at most
     ``tol / factor`` by the ``1/s`` rule of :func:`twolayer.paper_a.flow.steps_for_tolerance`
-    (a run that does not yet separate its data counts as a full disagreement). One row per
+    (a run that does not yet separate its data counts as a full disagreement). With
+    ``equal_steps``, every other run is extended by the same number of steps (in a batch of
+    its own, so the extended runs' numbers do not change), and every run has trained as long
+    as the longest: a comparison across dimensions then measures the dimension, not the run
+    length. ``weights``, a dict, receives the initial and final weights of every run
+    (``"W0"``, ``"W"``: ``(S * B, m, k)`` NumPy arrays, run ``i`` at scale ``i // B`` on data
+    set ``i % B``), for the tests of a page's setup. One row per
     run: the batch's columns, ``init_scale``, ``train_error``, ``test_error``,
     ``linear_agreement``, ``loss_ratio`` (``n L / log 2`` at the end: below 1 means every
     training point is classified correctly) and ``steps``. The runs live on ``device``
@@ -172,7 +180,19 @@ def train_and_test(
             W[idx] = ext.W[-1].to(X.device)
             log_loss[held] = ext.log_loss[-1]
             total[held] = need
+            rest = ~held
+            if equal_steps and rest.any():
+                jdx = torch.as_tensor(np.flatnonzero(rest), device=X.device)
+                ext = flow.normalized_flow(
+                    net, W[jdx], X[jdx], y[jdx], loss, lr[rest], [need - steps]
+                )
+                W[jdx] = ext.W[-1].to(X.device)
+                log_loss[rest] = ext.log_loss[-1]
+                total[rest] = need
     m = _measure(net, W, X, y, Xt, yt, data_index)
+    if weights is not None:
+        weights["W0"] = W0.cpu().numpy().copy()
+        weights["W"] = W.cpu().numpy().copy()
     out = pd.concat([batch.info] * S, ignore_index=True)
     out.insert(2, "init_scale", np.repeat(scales, B))
     for key, v in m.items():

@@ -248,12 +248,13 @@ def assumption_values(teachers) -> dict:
     }
 
 
-def assumption_hypotheses(contract, teachers) -> list:
-    """Record Paper B's Assumptions 1-3 for ``teachers`` (one or a list; the worst case counts)
-    as hypotheses ``assumption_1``, ``assumption_2``, ``assumption_3`` of ``contract`` (a
-    :class:`~twolayer.common.contract.Contract`), each with a ``detail`` saying what its value
-    is; return the three. A page passes them as
-    ``applies=`` to every theorem check that needs them."""
+def assumptions(teachers) -> list:
+    """Paper B's Assumptions 1-3 for ``teachers`` (one or a list; the worst case counts) as
+    :class:`~twolayer.common.checks.Hypothesis` objects ``assumption_1``, ``assumption_2``,
+    ``assumption_3``, each with a ``detail`` saying what its value is, computed without a page
+    (a chapter module passes them as ``applies=`` to every theorem check that needs them)."""
+    from ..common.checks import make_hypothesis
+
     v = assumption_values(teachers)
     h1, h2, h3 = v["r_over_d"] < 1.0, v["Delta"] > 0.0, v["kappa_rel"] > KAPPA_RELATIVE_FLOOR
     many = isinstance(teachers, (list, tuple)) and len(teachers) > 1
@@ -270,7 +271,7 @@ def assumption_hypotheses(contract, teachers) -> list:
             "kappa / |lambda_1(H)|, smallest over largest |eigenvalue| of H in S_*",
         )
     return [
-        contract.hypothesis(
+        make_hypothesis(
             "assumption_1",
             title="Assumption 1",
             statement="b-asm-1",
@@ -280,7 +281,7 @@ def assumption_hypotheses(contract, teachers) -> list:
             reason="" if h1 else f"r / d = {v['r_over_d']:.3g}: S_* is all of R^d",
             detail=details[0],
         ),
-        contract.hypothesis(
+        make_hypothesis(
             "assumption_2",
             title="Assumption 2",
             statement="b-asm-2",
@@ -290,7 +291,7 @@ def assumption_hypotheses(contract, teachers) -> list:
             reason="" if h2 else "two teacher neurons are parallel (Delta = 0)",
             detail=details[1],
         ),
-        contract.hypothesis(
+        make_hypothesis(
             "assumption_3",
             title="Assumption 3",
             statement="b-asm-3",
@@ -305,3 +306,10 @@ def assumption_hypotheses(contract, teachers) -> list:
             detail=details[2],
         ),
     ]
+
+
+def assumption_hypotheses(contract, teachers) -> list:
+    """Record :func:`assumptions` for ``teachers`` as hypotheses of ``contract`` (a
+    :class:`~twolayer.common.contract.Contract`, which glues each one's sentence) and return
+    them."""
+    return [contract.record_hypothesis(h) for h in assumptions(teachers)]

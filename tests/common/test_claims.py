@@ -1,0 +1,194 @@
+"""``twolayer.common.claims``: every rule of the claims index, with a case per status and the
+cases where a check must not count (sanity, a book extension, a check that did not apply)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from twolayer.common import claims
+from twolayer.common.claims import Statement
+
+
+def _res(checks: dict, profile="smoke", **params) -> dict:
+    """A chapter's results with ``checks = {name: (kind, passed, statement)}``."""
+    return {
+        "params": {"profile": profile, **params},
+        "checks": {k: v[1] for k, v in checks.items()},
+        "check_details": {
+            k: {
+                "kind": kind,
+                "statement": st,
+                "value": 0.5,
+                "bound": 1.0,
+                "op": "<",
+                "margin": None if passed is None else 0.5,
+                "reason": "" if passed is not None else "hypothesis fails",
+            }
+            for k, (kind, passed, st) in checks.items()
+        },
+    }
+
+
+def _status(statement: Statement, results: dict) -> tuple[str, list]:
+    registry, problems = claims.statuses([statement], results)
+    return registry[0].status, problems
+
+
+def test_verified_needs_every_carrying_check():
+    st = Statement("a-thm-1", "paper_a", "t")
+    res = {
+        "paper_a/x": _res({"c1": ("theorem", True, "a-thm-1"), "c2": ("theorem", True, "a-thm-1")})
+    }
+    assert _status(st, res) == ("verified", [])
+
+
+def test_one_check_not_applicable_is_partly_applicable_not_verified():
+    st = Statement("a-thm-1", "paper_a", "t")
+    res = {
+        "paper_a/x": _res({"c1": ("theorem", True, "a-thm-1"), "c2": ("theorem", None, "a-thm-1")})
+    }
+    assert _status(st, res)[0] == "partly applicable"
+
+
+def test_no_check_applied_is_not_applicable_not_failed():
+    st = Statement("a-thm-1", "paper_a", "t")
+    res = {"paper_a/x": _res({"c1": ("theorem", None, "a-thm-1")})}
+    assert _status(st, res)[0] == "not applicable"
+
+
+def test_a_failed_check_fails_the_statement():
+    st = Statement("a-thm-1", "paper_a", "t")
+    res = {
+        "paper_a/x": _res(
+            {"c1": ("theorem", True, "a-thm-1"), "c2": ("observation", False, "a-thm-1")}
+        )
+    }
+    assert _status(st, res)[0] == "failed"
+
+
+def test_sanity_checks_never_carry():
+    st = Statement("a-thm-1", "paper_a", "t")
+    res = {"paper_a/x": _res({"s": ("sanity", True, "a-thm-1")})}
+    assert _status(st, res)[0] == "not covered"
+    listed = Statement("a-thm-1", "paper_a", "t", checks=["paper_a/x:s"])
+    status, problems = _status(listed, res)
+    assert problems == [("paper_a/x", "s", "a sanity check cannot carry a-thm-1")]
+
+
+def test_a_book_extension_never_carries_a_paper_statement():
+    st = Statement("a-cor-3-5", "paper_a", "t", checks=["paper_a/x:ext"])
+    res = {"paper_a/x": _res({"ext": ("observation", True, "book-obs-ext")})}
+    _, problems = _status(st, res)
+    assert ("paper_a/x", "ext", "book-obs-ext") in problems  # not in this registry
+    assert (
+        "paper_a/x",
+        "ext",
+        "a check of the book's own book-obs-ext cannot carry a-cor-3-5",
+    ) in problems
+    # and without a list, the book check names its own statement only
+    assert _status(Statement("a-cor-3-5", "paper_a", "t"), res)[0] == "not covered"
+
+
+def test_the_list_restricts_the_carrying_checks():
+    """A check that names the statement but is not listed does not carry it (Lemma 4's gap is
+    carried by its gap checks, not by a check on the neurons)."""
+    st = Statement("b-lem-4#zeta", "paper_b", "t", checks=["paper_b/s2:gap"])
+    res = {
+        "paper_b/s2": _res(
+            {"gap": ("theorem", None, "b-lem-4#zeta"), "other": ("theorem", True, "b-lem-4#zeta")}
+        )
+    }
+    assert _status(st, res)[0] == "not applicable"
+
+
+def test_a_listed_check_absent_from_its_chapter_is_a_problem():
+    st = Statement("a-thm-1", "paper_a", "t", checks=["paper_a/x:gone"])
+    _, problems = _status(st, {"paper_a/x": _res({})})
+    assert problems == [("paper_a/x", "gone", "listed for a-thm-1 but not recorded by its chapter")]
+
+
+def test_stand_in_data_is_named():
+    stand_in = {"param": "dataset", "real": "cifar10", "name": "the digits stand-in"}
+    st = Statement("a-fig-2#rapid", "paper_a", "t", stand_in=stand_in)
+    on_digits = {"paper_a/r": _res({"c": ("observation", True, "a-fig-2#rapid")}, dataset="digits")}
+    assert _status(st, on_digits)[0] == "verified on a stand-in"
+    st2 = Statement("a-fig-2#rapid", "paper_a", "t", stand_in=stand_in)
+    on_cifar = {"paper_a/r": _res({"c": ("observation", True, "a-fig-2#rapid")}, dataset="cifar10")}
+    assert _status(st2, on_cifar)[0] == "verified"
+
+
+@pytest.mark.parametrize(
+    "printed, corrected, expected",
+    [
+        (True, True, "erratum"),  # the printed form fails its check and the corrected passes
+        (None, True, "erratum unconfirmed"),  # the printed form's failure was not shown
+        (True, None, "not applicable"),  # the corrected form did not apply
+        (False, True, "failed"),  # the printed form held: the erratum is wrong
+    ],
+)
+def test_false_as_printed_needs_both_forms(printed, corrected, expected):
+    erratum = {"printed": "p", "corrected": "c", "printed_checks": ["paper_b/c:printed_fails"]}
+    st = Statement("b-lem-f-17", "paper_b", "t", erratum=erratum)
+    res = {
+        "paper_b/c": _res(
+            {
+                "printed_fails": ("observation", printed, "b-lem-f-17"),
+                "corrected": ("theorem", corrected, "b-lem-f-17"),
+            }
+        )
+    }
+    # the printed-form check names the statement too; only the corrected one carries it here
+    st.checks = ["paper_b/c:corrected"]
+    assert _status(st, res)[0] == expected
+
+
+def test_lost_and_not_covered():
+    assert _status(Statement("a-thm-4-2#2", "paper_a", "t", source="lost"), {})[0] == "lost"
+    assert _status(Statement("a-thm-9", "paper_a", "t"), {})[0] == "not covered"
+
+
+def test_json_index_from_the_command_line(tmp_path, capsys):
+    reg = tmp_path / "claims.yml"
+    reg.write_text("paper_a:\n  - id: a-thm-1\n    text: t\n    checks: ['paper_a/x:c1']\n")
+    (tmp_path / "res" / "paper_a").mkdir(parents=True)
+    (tmp_path / "res" / "paper_a" / "x.json").write_text(
+        json.dumps(_res({"c1": ("theorem", None, "a-thm-1")}))
+    )
+    assert claims.main([str(tmp_path / "res"), "--registry", str(reg)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (s,) = out["statements"]
+    assert s["statement"] == "a-thm-1" and s["status"] == "not applicable"
+    (c,) = s["carrying"]
+    assert c["check"] == "paper_a/x:c1" and c["applies"] is False and c["kind"] == "theorem"
+    assert set(c) >= {"value", "bound", "margin", "applies"}
+
+
+def test_rows_link_to_check_rows():
+    st = Statement("a-thm-1", "paper_a", "t")
+    res = {"paper_a/x": _res({"c1": ("theorem", True, "a-thm-1")})}
+    registry, _ = claims.statuses([st], res)
+    md = claims.index_markdown(registry, set())
+    assert '<a href="../notebooks/paper_a/x.html#check-c1"><code>c1</code></a>' in md
+
+
+def test_a_corrected_identity_carries_an_erratum_only_with_the_printed_form_failing():
+    erratum = {
+        "printed": "p",
+        "corrected": "c",
+        "printed_checks": ["paper_b/s:printed_off"],
+        "identity_checks": ["paper_b/s:identity"],
+    }
+    res = {
+        "paper_b/s": _res(
+            {"printed_off": ("observation", True, "b-eq-8"), "identity": ("sanity", True, "b-eq-8")}
+        )
+    }
+    st = Statement("b-eq-8", "paper_b", "t", erratum=erratum, checks=[])
+    assert _status(st, res)[0] == "erratum"
+    res["paper_b/s"]["checks"]["printed_off"] = None
+    st2 = Statement("b-eq-8", "paper_b", "t", erratum=erratum, checks=[])
+    assert _status(st2, res)[0] == "erratum unconfirmed"
+    # without an erratum a sanity identity carries nothing
+    assert _status(Statement("b-x", "paper_b", "t", checks=[]), res)[0] == "not covered"

@@ -1,0 +1,84 @@
+"""``twolayer.robustness``'s tally and report, on hand-made results: per check the runs it
+applied in, the smallest margin over them, and the theorem checks that cannot bind."""
+
+from __future__ import annotations
+
+from twolayer import robustness
+
+
+def _run(passed, margin, factor, kind="theorem"):
+    return {
+        "status": "done",
+        "results": {
+            "checks": {"c": passed},
+            "check_details": {"c": {"kind": kind, "margin": margin, "factor": factor}},
+        },
+    }
+
+
+def test_smallest_margin_and_applied_count():
+    runs = [({"seed": 1}, _run(True, 0.3, 2.0)), ({"seed": 2}, _run(True, 0.1, 1.2))]
+    runs.append(({"seed": 3}, _run(None, None, None)))
+    tallies, errors = robustness.tally("paper_a/x", runs)
+    t = tallies["c"]
+    assert (t.runs, t.passed, t.not_applicable, errors) == (3, 2, 1, [])
+    assert t.margin == 0.1 and t.factor == 1.2  # the closest run, not the first or the last
+
+
+def _report(factor):
+    row = {
+        "chapter": "paper_a/x",
+        "check": "c",
+        "kind": "theorem",
+        "runs": 2,
+        "passed": 2,
+        "not_applicable": 0,
+        "failed": 0,
+        "failing": [],
+        "applied": 2,
+        "smallest_margin": 1.0,
+        "smallest_factor": factor,
+    }
+    meta = dict(
+        date="d", machine="m", profile="book", seeds=1, seed_base=0, random=0, sample_seed=0
+    )
+    return robustness.Report([row], [], 2, meta).markdown()
+
+
+def test_a_check_that_cannot_bind_is_listed_for_review():
+    assert "cannot bind here" in _report(1e9)
+    assert "cannot bind here" not in _report(50.0)
+    assert "| 2 | 2 | 2 | 0 | 0 | 1 (50×) |" in _report(50.0)
+
+
+def test_one_at_a_time_changes_each_parameter_to_both_ends():
+    from pathlib import Path
+
+    from twolayer.common.contract import load_chapter
+
+    nb = Path(__file__).resolve().parents[2] / "notebooks" / "paper_b" / "frozen.ipynb"
+    sets, rejected = robustness.one_at_a_time_sets(nb, "smoke")
+    _, contract, _ = load_chapter(nb)
+    explored = robustness.explored(nb)
+    assert explored and set(explored) <= set(contract.spec)
+    for name, spec in explored.items():
+        got = [p[name] for p in sets if name in p]
+        ends = spec.ends()
+        assert got + [r["value"] for r in rejected if r["parameter"] == name] != []
+        assert all(v in ends for v in got)
+    assert all(len(p) == 3 and p["profile"] == "smoke" for p in sets)  # one parameter each
+    # k parameters by the sample seed: another sample seed may choose others
+    two = robustness.one_at_a_time_sets(nb, "smoke", count=2, sample_seed=1)[0]
+    assert len({k for p in two for k in p} - {"profile", "seed"}) == 2
+
+
+def test_the_page_says_which_parameters_were_varied():
+    rep = robustness.Report(
+        [],
+        [],
+        0,
+        {},
+        {"paper_a/x": {"parameters": 5, "explored": ["a", "b"], "varied_any": ["a"]}},
+    )
+    md = rep.coverage_markdown()
+    assert "Parameters varied: 1 of 5" in md and "| paper_a/x | 5 | 1 | `a` |" in md
