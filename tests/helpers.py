@@ -197,3 +197,18 @@ def write_tiny(path: Path) -> Path:
 
     jupytext.write(jupytext.reads(TINY, fmt="md:myst"), path)
     return path
+
+
+def parameters_cell(md: Path) -> dict:
+    """The values a page's papermill ``parameters`` cell assigns (its MyST source ``md``),
+    read with ``ast``: what a test compares with the chapter module's ``SPEC.defaults``."""
+    import ast
+
+    text = Path(md).read_text(encoding="utf-8")
+    start = text.index(":tags: [parameters")
+    body = text[text.index("\n\n", start) + 2 : text.index("```", start)]
+    out = {}
+    for node in ast.parse(body).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+        out[target.id] = ast.literal_eval(node.value)
+    return out

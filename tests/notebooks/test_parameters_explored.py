@@ -42,3 +42,14 @@ def test_both_ends_of_every_range_are_valid_values(chapter):
                 s.validate(name, value)
             except ParameterError as exc:
                 pytest.fail(f"{chapter}: the explore range of {name} leaves its type: {exc}")
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_page_parameters_cell_is_the_module_spec_defaults(chapter):
+    """The page keeps its papermill ``parameters`` cell; its values are ``SPEC.defaults``."""
+    from helpers import parameters_cell
+    from twolayer import chapters
+
+    spec = chapters.spec(chapter)
+    assert spec is not None, f"{chapter} has no chapter module"
+    assert parameters_cell(PATHS[chapter]) == dict(spec.defaults)

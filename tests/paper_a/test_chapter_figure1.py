@@ -13,7 +13,6 @@ written out), never against the library's own expression.
 
 from __future__ import annotations
 
-import ast
 import math
 from pathlib import Path
 
@@ -74,22 +73,6 @@ def test_profiles_validate():
     for profile in ("smoke", "book", "paper"):
         P = chapter.SPEC.params(profile)
         assert 1.0 in P.init_scales and P.right_lr == 0.16 and P.left_lr == 0.01
-
-
-def _parameters_cell(path: Path) -> dict:
-    text = path.read_text()
-    start = text.index(":tags: [parameters")
-    body = text[text.index("\n", start) + 1 : text.index("```", start)]
-    out = {}
-    for node in ast.parse(body).body:
-        assert isinstance(node, (ast.AnnAssign, ast.Assign)), ast.dump(node)
-        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
-        out[target.id] = ast.literal_eval(node.value)
-    return out
-
-
-def test_parameters_cell_equals_spec_defaults():
-    assert _parameters_cell(PAGE) == dict(chapter.SPEC.defaults)
 
 
 # --- the setup, recomputed ---------------------------------------------------------------------

@@ -4,7 +4,6 @@ the module decides for the page."""
 
 from __future__ import annotations
 
-import ast
 import math
 from pathlib import Path
 
@@ -18,23 +17,6 @@ from twolayer.paper_a import flow, kkt
 from twolayer.paper_a.chapters import gradient_flow as gf
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def parameters_cell(md: Path) -> dict:
-    """The values the page's papermill ``parameters`` cell assigns, read with ``ast``."""
-    text = md.read_text(encoding="utf-8")
-    start = text.index(":tags: [parameters")
-    body = text[text.index("\n\n", start) + 2 : text.index("```", start)]
-    out = {}
-    for node in ast.parse(body).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
-        out[target.id] = ast.literal_eval(node.value)
-    return out
-
-
-def test_the_page_parameters_cell_is_the_spec_defaults():
-    cell = parameters_cell(ROOT / "notebooks" / "paper_a" / "gradient_flow.md")
-    assert cell == dict(gf.SPEC.defaults)
 
 
 @pytest.mark.parametrize(

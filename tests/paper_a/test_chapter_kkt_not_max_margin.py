@@ -6,7 +6,6 @@ exponential loss, the extension of the runs by their ``1/s`` rate, and the hypot
 
 from __future__ import annotations
 
-import ast
 import functools
 import math
 from pathlib import Path
@@ -34,21 +33,6 @@ def _tiny():
 
 
 # --- parameters ---------------------------------------------------------------------------------
-
-
-def _parameters_cell() -> dict:
-    text = PAGE.read_text(encoding="utf-8")
-    start = text.index(":tags: [parameters")
-    body = text[text.index("\n\n", start) + 2 : text.index("```", start)]
-    out = {}
-    for node in ast.parse(body).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
-        out[target.id] = ast.literal_eval(node.value)
-    return out
-
-
-def test_the_page_parameters_cell_is_the_spec_defaults():
-    assert _parameters_cell() == dict(ch.SPEC.defaults)
 
 
 @pytest.mark.parametrize(

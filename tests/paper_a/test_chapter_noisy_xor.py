@@ -13,7 +13,6 @@ computation in NumPy.
 
 from __future__ import annotations
 
-import ast
 import math
 from pathlib import Path
 
@@ -66,21 +65,6 @@ def tiny():
 def test_bad_parameter_is_named(name, value):
     with pytest.raises(ParameterError, match=name):
         chapter.SPEC.params("smoke", **{name: value})
-
-
-def _parameters_cell(path: Path) -> dict:
-    text = path.read_text()
-    start = text.index(":tags: [parameters")
-    body = text[text.index("\n", start) + 1 : text.index("```", start)]
-    out = {}
-    for node in ast.parse(body).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
-        out[target.id] = ast.literal_eval(node.value)
-    return out
-
-
-def test_parameters_cell_equals_spec_defaults():
-    assert _parameters_cell(PAGE) == dict(chapter.SPEC.defaults)
 
 
 # --- the setup, recomputed ---------------------------------------------------------------------

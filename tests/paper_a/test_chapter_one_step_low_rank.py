@@ -6,7 +6,6 @@ and scale, gradient descent on the logistic loss (a NumPy reimplementation from 
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import functools
 import math
@@ -106,21 +105,6 @@ def test_defaults_are_valid_in_every_profile():
     for profile in ("smoke", "book", "paper"):
         P = ch.SPEC.params(profile)
         assert P.profile == profile and P.seed == 0
-
-
-def _parameters_cell() -> dict:
-    text = PAGE.read_text(encoding="utf-8")
-    start = text.index(":tags: [parameters")
-    body = text[text.index("\n\n", start) : text.index("```", start)]
-    out = {}
-    for node in ast.parse(body).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
-        out[target.id] = ast.literal_eval(node.value)
-    return out
-
-
-def test_parameters_cell_equals_spec_defaults():
-    assert _parameters_cell() == dict(ch.SPEC.defaults)
 
 
 # --- the data and the constants -----------------------------------------------------------------

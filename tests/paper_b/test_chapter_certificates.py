@@ -5,10 +5,8 @@ statement fails."""
 
 from __future__ import annotations
 
-import ast
 import functools
 import math
-import re
 from dataclasses import replace
 
 import numpy as np
@@ -46,22 +44,6 @@ def tiny_run():
 
 
 # --- parameters -------------------------------------------------------------------------------
-
-
-def parameters_cell(path) -> dict:
-    """The values of the page's papermill ``parameters`` cell (MyST source)."""
-    text = path.read_text(encoding="utf-8")
-    m = re.search(r"```\{code-cell\} ipython3\n:tags: \[parameters[^\]]*\]\n\n(.*?)```", text, re.S)
-    assert m, "no parameters cell"
-    out = {}
-    for node in ast.parse(m.group(1)).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
-        out[target.id] = ast.literal_eval(node.value)
-    return out
-
-
-def test_parameters_cell_equals_spec_defaults():
-    assert parameters_cell(PAGE) == dict(ch.SPEC.defaults)
 
 
 @pytest.mark.parametrize(

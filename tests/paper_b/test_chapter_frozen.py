@@ -3,7 +3,6 @@ page states about its setup recomputed from what ran, and the gates of its compa
 
 from __future__ import annotations
 
-import ast
 import math
 from pathlib import Path
 
@@ -15,24 +14,6 @@ from twolayer.paper_b import population as pop
 from twolayer.paper_b.chapters import frozen
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def parameters_cell(md: Path) -> dict:
-    """The values the page's papermill ``parameters`` cell assigns, read with ``ast``."""
-    text = md.read_text(encoding="utf-8")
-    start = text.index(":tags: [parameters")
-    body = text[text.index("\n\n", start) + 2 : text.index("```", start)]
-    out = {}
-    for node in ast.parse(body).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
-        out[target.id] = ast.literal_eval(node.value)
-    return out
-
-
-def test_the_page_parameters_cell_is_the_spec_defaults():
-    assert parameters_cell(ROOT / "notebooks" / "paper_b" / "frozen.md") == dict(
-        frozen.SPEC.defaults
-    )
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ checks' power against wrong series, and the page's statement boxes."""
 
 from __future__ import annotations
 
-import ast
 import math
 import re
 from dataclasses import replace
@@ -28,24 +27,6 @@ def tiny(**kw):
 
 
 # --- parameters -------------------------------------------------------------------------------
-
-
-def parameters_cell(path) -> dict:
-    """The values of the page's papermill ``parameters`` cell (MyST source)."""
-    text = path.read_text(encoding="utf-8")
-    m = re.search(r"```\{code-cell\} ipython3\n:tags: \[parameters[^\]]*\]\n\n(.*?)```", text, re.S)
-    assert m, "no parameters cell"
-    out = {}
-    for node in ast.parse(m.group(1)).body:
-        if isinstance(node, ast.AnnAssign):
-            out[node.target.id] = ast.literal_eval(node.value)
-        elif isinstance(node, ast.Assign):
-            out[node.targets[0].id] = ast.literal_eval(node.value)
-    return out
-
-
-def test_parameters_cell_equals_spec_defaults():
-    assert parameters_cell(PAGE) == dict(ch.SPEC.defaults)
 
 
 @pytest.mark.parametrize(

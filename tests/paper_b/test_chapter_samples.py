@@ -4,7 +4,6 @@ and the exponent's standard error and drift against a simulation and the populat
 
 from __future__ import annotations
 
-import ast
 import functools
 import math
 from pathlib import Path
@@ -22,18 +21,6 @@ from twolayer.paper_b import teacher as tmod
 from twolayer.paper_b.chapters import samples as chapter
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def parameters_cell(md: Path) -> dict:
-    """The values the page's papermill ``parameters`` cell assigns (literal_eval of each)."""
-    text = md.read_text()
-    start = text.index(":tags: [parameters")
-    body = text[text.index("\n", start) + 1 : text.index("```", start)]
-    out = {}
-    for node in ast.parse(body).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
-        out[target.id] = ast.literal_eval(node.value)
-    return out
 
 
 # --- parameters -----------------------------------------------------------------------------------
@@ -56,10 +43,6 @@ def parameters_cell(md: Path) -> dict:
 def test_bad_parameter_is_named(name, value):
     with pytest.raises(ParameterError, match=repr(name)):
         chapter.SPEC.params("smoke", **{name: value})
-
-
-def test_parameters_cell_equals_defaults():
-    assert parameters_cell(ROOT / "notebooks/paper_b/samples.md") == dict(chapter.SPEC.defaults)
 
 
 def test_profiles_fill_the_open_parameters():

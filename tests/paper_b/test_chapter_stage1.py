@@ -5,7 +5,6 @@ sentences."""
 
 from __future__ import annotations
 
-import ast
 import math
 from pathlib import Path
 
@@ -21,24 +20,6 @@ from twolayer.paper_b.chapters import stage1
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = dict(ds=[10, 20, 40], m_sweep_d=40, d_net=8, ms=[8, 32, 128], net_seeds=3)
-
-
-def parameters_cell(md: Path) -> dict:
-    """The values the page's papermill ``parameters`` cell assigns, read with ``ast``."""
-    text = md.read_text(encoding="utf-8")
-    start = text.index(":tags: [parameters")
-    body = text[text.index("\n\n", start) + 2 : text.index("```", start)]
-    out = {}
-    for node in ast.parse(body).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
-        out[target.id] = ast.literal_eval(node.value)
-    return out
-
-
-def test_the_page_parameters_cell_is_the_spec_defaults():
-    assert parameters_cell(ROOT / "notebooks" / "paper_b" / "stage1.md") == dict(
-        stage1.SPEC.defaults
-    )
 
 
 @pytest.mark.parametrize(

@@ -66,10 +66,6 @@ def test_profiles_fill_the_open_parameters():
     assert chapter.SPEC.params("smoke").eps0_teachers == 3
 
 
-def test_parameters_cell_equals_defaults():
-    assert parameters_cell(ROOT / "notebooks/paper_b/stage2.md") == dict(chapter.SPEC.defaults)
-
-
 def test_stage3_lambda_0_is_the_stage3_pages():
     # the page states at which lambda_0 the Stage 3 chapter runs: that chapter's parameters
     # cell sets it, and none of its profiles changes it

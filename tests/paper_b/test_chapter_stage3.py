@@ -5,11 +5,9 @@ an independent route at a tiny size (a Monte Carlo estimate of the loss, finite 
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import functools
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -63,22 +61,6 @@ def test_profiles_resolve():
     assert (P.d, P.m, P.epochs, P.steps, P.grid, P.record_every) == (12, 40, 4, 150, 90, 20)
     P = ch.SPEC.params("book")
     assert (P.d, P.m, P.epochs) == (20, 100, 7)
-
-
-def _parameters_cell(text: str) -> str:
-    blocks = re.findall(r"```\{code-cell\} ipython3\n(.*?)```", text, flags=re.S)
-    cells = [b for b in blocks if re.match(r":tags: \[[^\]]*\bparameters\b", b)]
-    assert len(cells) == 1, "the page must have exactly one parameters cell"
-    return cells[0].split("\n", 1)[1]
-
-
-def test_parameters_cell_equals_spec_defaults():
-    tree = ast.parse(_parameters_cell(PAGE.read_text()))
-    values = {}
-    for node in tree.body:
-        assert isinstance(node, ast.AnnAssign), ast.dump(node)
-        values[node.target.id] = ast.literal_eval(node.value)
-    assert values == dict(ch.SPEC.defaults)
 
 
 # --- the setup, recomputed ----------------------------------------------------------------------
