@@ -113,14 +113,17 @@ def _contract_of(nb: Path):
     return load_chapter(nb)
 
 
-def explored(nb: Path) -> dict:
-    """The chapter's parameters with an ``explore`` range: ``{name: spec}``."""
-    _, contract, _ = _contract_of(nb)
+def _explored(contract) -> dict:
     return {
         k: s
         for k, s in contract.spec.items()
         if s.explore is not None and k not in ("seed", "profile", "results_path")
     }
+
+
+def explored(nb: Path) -> dict:
+    """The chapter's parameters with an ``explore`` range: ``{name: spec}``."""
+    return _explored(_contract_of(nb)[1])
 
 
 def one_at_a_time_sets(
@@ -139,7 +142,7 @@ def one_at_a_time_sets(
     from .common.contract import ParameterError, validate_parameters
 
     ns, contract, params_src = _contract_of(nb)
-    names = list(explored(nb))
+    names = list(_explored(contract))
     if count is not None and count < len(names):
         rng = np.random.default_rng([sample_seed, zlib.crc32(chapter_name(nb).encode()), 7])
         names = sorted(rng.choice(names, size=count, replace=False).tolist(), key=names.index)
@@ -365,8 +368,11 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
         ch = chapter_name(nb)
         sets = [{"profile": profile, "seed": seed_base + k} for k in range(seeds)]
         sets += random_parameter_sets(nb, random_sets, profile, sample_seed, seed_base)
-        ex = explored(nb)
-        coverage[ch] = {"parameters": len(_contract_of(nb)[1].spec) - 3, "explored": sorted(ex)}
+        contract = _contract_of(nb)[1]
+        coverage[ch] = {
+            "parameters": len(set(contract.spec) - {"seed", "profile", "results_path"}),
+            "explored": sorted(_explored(contract)),
+        }
         if one_at_a_time is not None:
             count = None if one_at_a_time == "all" else int(one_at_a_time)
             single, rejected = one_at_a_time_sets(nb, profile, count, sample_seed, seed_base)

@@ -255,8 +255,8 @@ def statuses(registry: list[Statement], results: dict[str, dict]) -> tuple[list[
                 s.carrying.append(e)
         s.printed, s.identity = (
             [
-                _evidence(*_split(k), results.get(_split(k)[0], {}), s.stand_in)
-                for k in (s.erratum or {}).get(which, [])
+                _evidence(chapter, name, results.get(chapter, {}), s.stand_in)
+                for chapter, name in map(_split, (s.erratum or {}).get(which, []))
             ]
             for which in ("printed_checks", "identity_checks")
         )
