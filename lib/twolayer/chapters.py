@@ -1,7 +1,6 @@
 """The chapters' modules by chapter name (``"paper_b/frozen"`` ->
 ``twolayer.paper_b.chapters.frozen``), for the command line, the robustness harness and the
-tests. A chapter whose module does not exist yet is read from its notebook
-(:func:`twolayer.common.contract.load_chapter`)."""
+tests (every chapter has one)."""
 
 from __future__ import annotations
 

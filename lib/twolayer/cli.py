@@ -6,9 +6,10 @@ other entry points.
     notebook contract) with papermill, through :func:`twolayer.sweep.execute_run`. Each value
     given with ``-p`` is read as YAML, so ``-p gamma=0.5 -p 'ns=[4, 8, 16]'`` give a number
     and a list. Before anything runs, the parameters are validated in this process by the
-    chapter's own :class:`~twolayer.common.contract.Contract` (read with
-    :func:`~twolayer.common.contract.load_chapter`): a bad chapter name or a bad parameter
-    stops with the message the notebook would give, exit status 2, and nothing is written.
+    chapter's module (its :class:`~twolayer.common.contract.ChapterSpec`, the one the page
+    builds its contract from): a bad chapter name or a bad parameter stops with the message
+    the notebook would give, exit status 2, and nothing is written (a notebook outside the
+    book's chapters is validated by its own contract when it runs).
     Otherwise the executed notebook (``notebook.ipynb``) and the results (``results.json``)
     go to ``--out`` (default ``runs/<paper>/<chapter>/``), the page's checks are printed
     (kind, check, statement, measured value, bound, margin, result), and the exit status is 1
@@ -125,17 +126,29 @@ def parse_params(items: list[str]) -> dict[str, Any]:
     return out
 
 
-def validate(nb: Path, profile: str | None, params: dict[str, Any]):
-    """The chapter's contract, validated in this process with ``params``: ``(contract,
-    validated parameters)``; the contract's :class:`~twolayer.common.contract.ParameterError`
-    becomes a :class:`UsageError` with its message."""
-    from .common.contract import ParameterError, load_chapter, validate_parameters
+def validate(name: str, profile: str | None, params: dict[str, Any]):
+    """The chapter ``name``'s parameters validated in this process by its module's
+    :class:`~twolayer.common.contract.ChapterSpec`: ``(chapter command name, profile)``; the
+    contract's :class:`~twolayer.common.contract.ParameterError` becomes a
+    :class:`UsageError` with its message. A notebook outside the book's chapters (no module)
+    is validated by its own contract when it runs: ``(None, profile asked or $BOOK_PROFILE)``."""
+    from .chapters import spec
+    from .common.contract import PROFILES, ParameterError
 
-    ns, contract, source = load_chapter(nb)
     try:
-        return contract, validate_parameters(ns, contract, source, {"profile": profile, **params})
+        chapter = spec(name)
+    except ValueError:
+        chapter = None
+    if chapter is None:
+        asked = profile or os.environ.get("BOOK_PROFILE") or "book"
+        if asked not in PROFILES:
+            raise UsageError(f"ParameterError: profile must be one of {list(PROFILES)}")
+        return None, asked
+    try:
+        P = chapter.params(profile, **params)
     except ParameterError as exc:
         raise UsageError(f"ParameterError: {exc}") from None
+    return chapter.chapter, P.profile
 
 
 # --- the check table ---------------------------------------------------------------------------
@@ -223,12 +236,12 @@ def run(
     stream = stream or sys.stdout
     params = dict(params or {})
     name, nb = resolve_chapter(chapter, root)
-    contract, P = validate(nb, profile, params)
+    command_name, chosen = validate(name, profile, params)
     out_dir = (Path(out) if out is not None else Path("runs") / name).resolve()
-    asked = {"profile": P.profile, **params}
+    asked = {"profile": chosen, **params}
     print(
-        f"running {name} ({P.profile} profile) into {out_dir}: "
-        + run_command(contract.chapter or str(nb), P.profile, params),
+        f"running {name} ({chosen} profile) into {out_dir}: "
+        + run_command(command_name or str(nb), chosen, params),
         file=stream,
         flush=True,
     )
@@ -259,10 +272,10 @@ def list_chapters(names: list[str] | None = None, root=None, stream=None) -> int
     stream = stream or sys.stdout
     known = chapters(book_root(root))
     selected = [resolve_chapter(n, root) for n in names] if names else list(known.items())
-    for name, nb in selected:
-        from .common.contract import load_chapter
+    from . import chapters as modules
 
-        _, contract, _ = load_chapter(nb)
+    for name, nb in selected:
+        contract = modules.spec(name).unbound()
         print(f"{name}  {title(nb)}", file=stream)
         defaults = contract.defaults or {}
         for pname, spec in contract.spec.items():

@@ -78,14 +78,10 @@ def random_parameter_sets(
     ``explore`` ranges (see the module docstring); deterministic in ``sample_seed``."""
     import numpy as np
 
-    from .common.contract import ParameterError, load_chapter, validate_parameters
+    from .common.contract import ParameterError
 
-    ns, contract, params_src = load_chapter(nb)
-    explorable = {
-        k: s
-        for k, s in contract.spec.items()
-        if s.explore is not None and k not in ("seed", "profile", "results_path")
-    }
+    chapter = _spec_of(nb)
+    explorable = _explored(chapter.unbound())
     if not explorable or count == 0:
         return []
     rng = np.random.default_rng([sample_seed, zlib.crc32(chapter_name(nb).encode())])
@@ -97,7 +93,7 @@ def random_parameter_sets(
             ]
             drawn = {k: to_jsonable(explorable[k].sample(rng)) for k in names}
             try:
-                validate_parameters(ns, contract, params_src, {"profile": profile, **drawn})
+                chapter.params(profile, **drawn)
             except ParameterError:
                 continue
             out.append({"profile": profile, "seed": seed_base + 10_000 + j, **drawn})
@@ -107,10 +103,14 @@ def random_parameter_sets(
     return out
 
 
-def _contract_of(nb: Path):
-    from .common.contract import load_chapter
+def _spec_of(nb: Path):
+    """The chapter's :class:`~twolayer.common.contract.ChapterSpec` (its module's ``SPEC``)."""
+    from .chapters import spec
 
-    return load_chapter(nb)
+    found = spec(chapter_name(nb))
+    if found is None:
+        raise ValueError(f"{chapter_name(nb)}: no chapter module (twolayer.<paper>.chapters)")
+    return found
 
 
 def _explored(contract) -> dict:
@@ -123,7 +123,7 @@ def _explored(contract) -> dict:
 
 def explored(nb: Path) -> dict:
     """The chapter's parameters with an ``explore`` range: ``{name: spec}``."""
-    return _explored(_contract_of(nb)[1])
+    return _explored(_spec_of(nb).unbound())
 
 
 def one_at_a_time_sets(
@@ -139,9 +139,10 @@ def one_at_a_time_sets(
     refuses at the profile's other values (``{"parameter", "value", "error"}``)."""
     import numpy as np
 
-    from .common.contract import ParameterError, validate_parameters
+    from .common.contract import ParameterError
 
-    ns, contract, params_src = _contract_of(nb)
+    chapter = _spec_of(nb)
+    contract = chapter.unbound()
     names = list(_explored(contract))
     if count is not None and count < len(names):
         rng = np.random.default_rng([sample_seed, zlib.crc32(chapter_name(nb).encode()), 7])
@@ -151,7 +152,7 @@ def one_at_a_time_sets(
         for value in contract.spec[name].ends():
             value = to_jsonable(value)
             try:
-                validate_parameters(ns, contract, params_src, {"profile": profile, name: value})
+                chapter.params(profile, **{name: value})
             except ParameterError as exc:
                 rejected.append({"parameter": name, "value": value, "error": str(exc)})
                 continue
@@ -368,7 +369,7 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
         ch = chapter_name(nb)
         sets = [{"profile": profile, "seed": seed_base + k} for k in range(seeds)]
         sets += random_parameter_sets(nb, random_sets, profile, sample_seed, seed_base)
-        contract = _contract_of(nb)[1]
+        contract = _spec_of(nb).unbound()
         coverage[ch] = {
             "parameters": len(set(contract.spec) - {"seed", "profile", "results_path"}),
             "explored": sorted(_explored(contract)),

@@ -14,7 +14,7 @@ import pytest
 
 from helpers import ROOT, write_tiny
 from twolayer import cli
-from twolayer.common.contract import load_chapter, run_command, yaml_value
+from twolayer.common.contract import run_command, yaml_value
 
 STAGE1 = ROOT / "notebooks" / "paper_b" / "stage1.ipynb"
 
@@ -64,15 +64,17 @@ def test_run_command_is_quoted_and_ordered():
 
 
 def test_page_command_names_only_what_differs_from_the_defaults():
-    """In-process (load_chapter records the parameters cell's defaults): the command has the
+    """In-process (the module's SPEC gives the parameters cell's defaults): the command has the
     profile and a ``-p`` for each changed parameter, never results_path or a path of its own."""
-    ns, contract, source = load_chapter(STAGE1)
-    exec(compile(source, "parameters", "exec"), ns)
-    ns.update(profile="smoke", seed=3, r=2, results_path="/tmp/x.json")
+    from twolayer.paper_b.chapters import stage1
+
+    contract = stage1.SPEC.unbound()
+    contract.namespace.update(stage1.SPEC.defaults)
+    contract.namespace.update(profile="smoke", seed=3, r=2, results_path="/tmp/x.json")
     contract.validate()
     assert contract.command() == "twolayer run paper_b/stage1 --profile smoke -p seed=3 -p r=2"
-    exec(compile(source, "parameters", "exec"), ns)  # back to the defaults
-    ns["profile"] = None
+    contract.namespace.update(stage1.SPEC.defaults)  # back to the defaults
+    contract.namespace["profile"] = None
     contract.validate()
     assert contract.command() == "twolayer run paper_b/stage1 --profile smoke"  # $BOOK_PROFILE
 

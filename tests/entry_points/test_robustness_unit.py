@@ -54,11 +54,11 @@ def test_a_check_that_cannot_bind_is_listed_for_review():
 def test_one_at_a_time_changes_each_parameter_to_both_ends():
     from pathlib import Path
 
-    from twolayer.common.contract import load_chapter
+    from twolayer import chapters
 
     nb = Path(__file__).resolve().parents[2] / "notebooks" / "paper_b" / "frozen.ipynb"
     sets, rejected = robustness.one_at_a_time_sets(nb, "smoke")
-    _, contract, _ = load_chapter(nb)
+    contract = chapters.spec("paper_b/frozen").unbound()
     explored = robustness.explored(nb)
     assert explored and set(explored) <= set(contract.spec)
     for name, spec in explored.items():

@@ -17,7 +17,6 @@ test_robustness_light.py, chapter-specific runs in test_chapter_cases.py).
 from __future__ import annotations
 
 import ast
-import functools
 import json
 import re
 
@@ -129,35 +128,33 @@ def test_parameters_cell_and_colab_install(md):
 # --- the contract, in-process -----------------------------------------------------------------
 
 
-@functools.cache
-def _loaded(md):
-    """The chapter's setup cells and parameters cell, executed once (no kernel)."""
-    from twolayer.common.contract import load_chapter
+def _spec(md):
+    """The chapter's :class:`~twolayer.common.contract.ChapterSpec` (its module's ``SPEC``)."""
+    from twolayer import chapters
 
-    return load_chapter(md)
+    return chapters.spec(chapter_name(md))
 
 
 def _validate(md, profile="smoke", **values):
-    """Reset the namespace to the parameters cell's defaults, apply ``values``, validate."""
-    ns, contract, source = _loaded(md)
-    exec(compile(source, f"{md.name}:parameters", "exec"), ns)
-    ns["profile"] = profile
-    ns.update(values)
-    try:
-        return contract.validate()
-    finally:
-        for k in values:  # an unknown name must not stay in the namespace
-            if k not in contract.spec:
-                ns.pop(k, None)
+    """The chapter's parameters at ``profile`` with ``values`` changed, validated as the page
+    would (the parameters cell's values, then papermill's)."""
+    return _spec(md).params(profile, **values)
 
 
 @pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
-def test_contract_is_named_after_the_chapter(md):
-    _, contract, _ = _loaded(md)
-    assert contract.chapter == chapter_name(md), (
-        f"Contract(chapter=...) must be {chapter_name(md)!r}: the book build writes the "
-        "results to _build/results/<chapter>.json, which the claims index reads"
-    )
+def test_page_builds_its_contract_from_its_module(md):
+    """The chapter module is named after the chapter (the book build writes the results to
+    _build/results/<chapter>.json, which the claims index reads), and the page declares no
+    parameter of its own: it builds its contract from the module's ``SPEC``."""
+    import re
+
+    spec = _spec(md)
+    assert spec is not None, f"{chapter_name(md)} has no chapter module"
+    assert spec.chapter == chapter_name(md)
+    text = md.read_text(encoding="utf-8")
+    assert "SPEC.contract(globals())" in text
+    declared = re.findall(r"\b(Contract|ChapterSpec|Int|Float|Choice|ListOf|Bool)\(", text)
+    assert not declared, f"{md.name} declares parameter types itself: {sorted(set(declared))}"
 
 
 @pytest.mark.parametrize("profile", ["smoke", "book", "paper"])
@@ -213,8 +210,7 @@ def _bad_values(spec):
 
 def _cases():
     for md in NOTEBOOKS:
-        _, contract, _ = _loaded(md)
-        for name, spec in contract.spec.items():
+        for name, spec in _spec(md).unbound().spec.items():
             for kind, value in zip(("wrong_type", "out_of_range"), _bad_values(spec)):
                 if value is not None:
                     yield pytest.param(md, name, value, id=f"{md.stem}-{name}-{kind}")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from helpers import CHAPTERS, NOTEBOOKS, chapter_name
-from twolayer.common.contract import COMMON, ParameterError, load_chapter
+from twolayer import chapters
+from twolayer.common.contract import COMMON, ParameterError
 
 # chapters whose parameters have not all been given a range or a reason yet
 PENDING: dict[str, str] = {}
@@ -19,7 +20,7 @@ PATHS = {chapter_name(p): p for p in NOTEBOOKS}
 
 
 def _contract(chapter):
-    return load_chapter(PATHS[chapter])[1]
+    return chapters.spec(chapter).unbound()
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -6,21 +6,21 @@ discipline, and their contracts reject a bad device or dtype by name.
   function reads its results back to the host by design (the flow's checkpoints, the
   trainer's records, xor's final measurement, ``lowrank.init_condition``), only its device
   part is tested, as said in each test.
-* Each Paper A chapter's contract (read with :func:`~twolayer.common.contract.load_chapter`,
+* Each Paper A chapter's contract (its module's ``SPEC``,
   no kernel) rejects a malformed device, CUDA where none exists, and a dtype it does not
   offer, with a message naming the parameter.
 """
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from twolayer.common.contract import ParameterError, load_chapter
+from twolayer import chapters
+from twolayer.common.contract import ParameterError
 from twolayer.common.device import DeviceGuard
 from twolayer.paper_a import flow, lowrank, metrics, onestep, rankdecay, trainer
 from twolayer.paper_a.losses import get_loss
@@ -187,19 +187,10 @@ def test_onestep_run_batch_float64_default_and_float32():
 # --- every chapter's contract: device and dtype ---------------------------------------------------
 
 
-@functools.cache
-def _loaded(chapter):
-    """The chapter's setup cells and parameters cell, executed once (no kernel)."""
-    return load_chapter(ROOT / "notebooks" / "paper_a" / f"{chapter}.md")
-
-
 def _validate(chapter, **values):
-    """The parameters cell's defaults with ``values`` applied, validated by the contract."""
-    ns, contract, source = _loaded(chapter)
-    exec(compile(source, f"{chapter}:parameters", "exec"), ns)
-    ns["profile"] = "smoke"
-    ns.update(values)
-    return contract.validate()
+    """The parameters cell's defaults with ``values`` applied, validated by the chapter
+    module's SPEC (what the page's contract does)."""
+    return chapters.spec(f"paper_a/{chapter}").params("smoke", **values)
 
 
 @pytest.mark.parametrize("chapter", sorted(CHAPTERS))

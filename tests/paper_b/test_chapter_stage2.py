@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from twolayer import chapters
-from twolayer.common.contract import ParameterError, load_chapter
+from twolayer.common.contract import ParameterError
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import early_stages as es
 from twolayer.paper_b import population as pop
@@ -71,11 +71,7 @@ def test_stage3_lambda_0_is_the_stage3_pages():
     # cell sets it, and none of its profiles changes it
     cell = parameters_cell(ROOT / "notebooks/paper_b/stage3.md")
     assert cell["lam0"] == chapter.STAGE3_LAM0
-    spec = chapters.spec("paper_b/stage3")
-    if spec is not None:
-        profiles = spec.profiles
-    else:  # the Stage 3 page still declares its contract itself
-        profiles = load_chapter(ROOT / "notebooks/paper_b/stage3.md")[1].profiles
+    profiles = chapters.spec("paper_b/stage3").profiles
     assert all("lam0" not in values for values in profiles.values())
 
 

@@ -68,8 +68,6 @@ __all__ = [
     "Params",
     "Contract",
     "ChapterSpec",
-    "load_chapter",
-    "validate_parameters",
     "run_command",
     "yaml_value",
 ]
@@ -501,7 +499,7 @@ class Contract:
         self.params: Params | None = None
         # the parameters cell's values before papermill's injected cell (the page's command
         # shows only what differs): taken in a kernel after the cell that first defines every
-        # parameter; load_chapter() sets it without a kernel
+        # parameter; ChapterSpec.unbound() sets it without a kernel
         self.defaults: dict[str, Any] | None = None
         self._watch_defaults()
         self.metrics: dict[str, Any] = {}
@@ -922,57 +920,24 @@ class ChapterSpec:
         )
         return c
 
+    def unbound(self) -> Contract:
+        """The chapter's contract outside a page (no notebook namespace of its own): its full
+        ``spec`` (``seed``, ``profile`` and ``results_path`` included), ``profiles`` and the
+        parameters-cell ``defaults``; what the command line lists and the robustness harness
+        explores."""
+        c = self.contract({})
+        c.defaults = dict(self.defaults)
+        return c
+
     def params(self, profile: str | None = "smoke", **values) -> Params:
         """The validated parameters of ``profile`` with ``values`` changed, as the page would
-        compute them; a bad value raises the page's :class:`ParameterError`."""
-        ns: dict = {}
-        c = self.contract(ns)
-        c.defaults = dict(self.defaults)
-        ns.update(self.defaults)
-        ns["profile"] = profile
-        ns.update(values)
+        compute them (the parameters cell's values, then ``values`` on top, as papermill
+        injects them); a bad value raises the page's :class:`ParameterError`."""
+        c = self.unbound()
+        c.namespace.update(self.defaults)
+        c.namespace["profile"] = profile
+        c.namespace.update(values)
         return c.validate()
-
-
-# --- reading a chapter's contract without a kernel -------------------------------------------
-
-
-def load_chapter(path: str | os.PathLike, through_validate: bool = False):
-    """Execute a chapter's setup cells and its parameters cell in a fresh namespace (no kernel;
-    the first cell, the Colab install, is skipped): return ``(namespace, contract,
-    parameters source)``. Used by the tests and the robustness harness to read the contract's
-    types, profiles and explore ranges."""
-    import nbformat
-
-    path = Path(path)
-    nb = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    i = next(k for k, c in enumerate(code) if "parameters" in c.metadata.get("tags", []))
-    ns: dict = {"__name__": "__chapter__"}
-    for c in code[1:i]:
-        exec(compile(c.source, f"{path.name}:setup", "exec"), ns)
-    contracts = [v for v in ns.values() if isinstance(v, Contract)]
-    if len(contracts) != 1:
-        raise ValueError(f"{path.name}: the setup cells must create exactly one Contract")
-    contract = contracts[0]
-    scratch = dict(ns)
-    exec(compile(code[i].source, f"{path.name}:parameters", "exec"), scratch)
-    contract.defaults = {k: scratch[k] for k in contract.spec if k in scratch}
-    return ns, contract, code[i].source
-
-
-def validate_parameters(ns: dict, contract: Contract, source: str, values: Mapping[str, Any]):
-    """Validate a chapter's parameters without a kernel: its parameters cell (``source``, as
-    :func:`load_chapter` returns it) run over a copy of the setup namespace ``ns``, then
-    ``values`` on top, as papermill would inject them; return :meth:`Contract.validate`'s
-    parameters or raise its :class:`ParameterError`. Used by the ``twolayer`` command and
-    the robustness harness's parameter draws."""
-    trial = dict(ns)
-    exec(compile(source, "parameters", "exec"), trial)
-    trial.update(values)
-    contract.namespace.clear()
-    contract.namespace.update(trial)
-    return contract.validate()
 
 
 # --- the command that runs a page -------------------------------------------------------------
