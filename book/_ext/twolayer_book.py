@@ -200,8 +200,9 @@ def paper_profile_data_error() -> str | None:
             f"trains on it at the paper's scale), and nothing has run: {exc}. At the paper's "
             "scale each chapter takes from under a minute to about an hour on 2 CPU cores "
             "(about 2 hours for all but Figure 2, whose 10^6 SGD steps want a GPU: about 5 "
-            "hours on 2 CPU cores); the README's \"The papers' scale\" has the measured "
-            "table. `make paper-times` runs the chapters one by one instead."
+            "hours on 2 CPU cores); the measured table is on the book's Execution times page "
+            "(book/timings.md), the way to run them in book/how-to-run.md, The papers' scale. "
+            "`make paper-times` runs the chapters one by one instead."
         )
     return None
 

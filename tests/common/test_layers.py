@@ -1,8 +1,8 @@
-"""The library's layers (README, "Layout"): ``twolayer.common`` imports nothing else of the
-book; ``paper_a`` and ``paper_b`` import only ``common`` and themselves; the entry points
-(``sweep``, ``robustness``, ``bench``, ``reference``, ``cli``) sit on top. And each module's
-docstring names the chapters that use it (the library reference page is generated from the
-docstrings)."""
+"""The library's layers (CONTRIBUTING.md, "Naming and layout"): ``twolayer.common`` imports
+nothing else of the book; ``paper_a`` and ``paper_b`` import only ``common`` and themselves; the
+entry points (``sweep``, ``robustness``, ``bench``, ``reference``, ``cli``) sit on top. And
+each module's docstring names the chapters that use it (the library reference page is generated
+from the docstrings)."""
 
 from __future__ import annotations
 

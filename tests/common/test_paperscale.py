@@ -159,13 +159,6 @@ def test_where_reads_the_environment():
     assert ps._where({"numpy": "2", "torch": "2"}) == "cpu"
 
 
-def test_readme_table_between_markers_is_replaced():
-    text = f"intro\n{ps.BEGIN}\nold table\n{ps.END}\nrest\n"
-    new = ps.replace_marked(text, "| new |\n")
-    assert new == f"intro\n{ps.BEGIN}\n| new |\n{ps.END}\nrest\n"
-    assert ps.replace_marked("no markers\n", "| new |\n") == "no markers\n"
-
-
 def test_a_record_is_dated_by_its_run_not_by_the_collect(tmp_path):
     import os
 

@@ -447,24 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         print(p)
     table_md = profile_table(args.root, progress, args.note)
     atomic_write_bytes(Path(args.root) / "book/generated/paper_profile.md", table_md.encode())
-    readme = Path(args.root) / "README.md"
-    if readme.exists():
-        text = replace_marked(readme.read_text(), table_md)
-        atomic_write_bytes(readme, text.encode())
     print(table_md)
     return 0
-
-
-BEGIN, END = "<!-- paper-profile: begin -->", "<!-- paper-profile: end -->"
-
-
-def replace_marked(text: str, table_md: str) -> str:
-    """``text`` with what lies between the paper-profile markers replaced by ``table_md`` (the
-    README shows the same table as the "Execution times" page); unchanged without markers."""
-    i, j = text.find(BEGIN), text.find(END)
-    if i < 0 or j < i:
-        return text
-    return text[: i + len(BEGIN)] + "\n" + table_md + text[j:]
 
 
 if __name__ == "__main__":  # pragma: no cover
