@@ -19,8 +19,9 @@ from network_plugin import (  # noqa: E402, F401  (pytest hooks, registered by i
 
 CHECK_TAG = "nbval-check-output"
 SANITIZE = HERE / "nbval_sanitize.cfg"
-# a smoke chapter runs in seconds; a hung cell fails (before the 300 s test timeout that
-# tests/conftest.py sets when the suite runs) instead of stalling the run
+# a smoke chapter runs in seconds; a hung cell fails with its message before
+# the test timeout (300 s, pyproject.toml) stops it (order: tests/entry_points/
+# test_timeouts.py)
 CELL_TIMEOUT = 240
 
 

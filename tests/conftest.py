@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import GUARDS, ROOT, Book, book_build, write_tiny
+from helpers import GROUP_TIMEOUT, GUARDS, ROOT, Book, book_build, write_tiny
 
 # --- environment of every process the tests start, and the network guard ----------------------
 
@@ -91,11 +91,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("book"))
         elif item.get_closest_marker("sweep"):
             item.add_marker(pytest.mark.xdist_group("sweep"))
-        if not item.get_closest_marker("timeout"):
-            # the first test of a group also builds the book or runs the harness (setup counts);
-            # helpers.execute (and nbval) stop a hung cell after 240 s, before its test's 300 s;
-            # the book build stops after 840 s, before its group's 1800 s
-            item.add_marker(pytest.mark.timeout(1800 if heavy else 300))
+        if heavy and not item.get_closest_marker("timeout"):
+            # the first test of a group also builds the book or runs the harness (setup counts):
+            # the group's timeout; every other test has pyproject.toml's (see helpers.py)
+            item.add_marker(pytest.mark.timeout(GROUP_TIMEOUT))
     items.sort(key=rank)  # stable: the book build first, then the cluster, then the rest
 
 

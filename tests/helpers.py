@@ -22,9 +22,13 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 GUARDS = Path(__file__).resolve().parent / "guards"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.md"))
-# a hung cell fails its test after this many seconds, before the test's own 300 s timeout
-# (tests/conftest.py) stops it without a cell-level message (a smoke chapter runs in seconds)
+# Timeouts, ordered cell < test < group (tests/entry_points/test_timeouts.py checks it): a hung
+# cell fails its test with the cell's message (a smoke chapter runs in seconds) before its
+# test's timeout (pytest-timeout, `timeout` in pyproject.toml) stops it without one; the book build
+# stops after BUILD_TIMEOUT, before the timeout of its group (the first test of the book and
+# sweep groups builds the book or runs the harness in its setup: tests/conftest.py)
 CELL_TIMEOUT = 240
+GROUP_TIMEOUT = 1800
 # the determinism rerun runs on these by default (every chapter under the `full` marker):
 # one chapter per library it exercises (torch trainer, convex solver, NumPy/SciPy).
 REPRESENTATIVE = ("paper_a/setting", "paper_a/kkt_not_max_margin", "paper_b/stage1")
@@ -105,7 +109,7 @@ class Book:
         return json.loads(path.read_text())
 
 
-BUILD_TIMEOUT = 840  # seconds; pytest-timeout (900 s) is the backstop
+BUILD_TIMEOUT = 840  # seconds; its group's GROUP_TIMEOUT is the backstop
 
 
 def book_build(out: Path) -> Book:
