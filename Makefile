@@ -156,7 +156,7 @@ chromium:
 sync: $(STAMP)
 	$(VENV)/bin/jupytext --sync notebooks/*/*.md
 
-# The robustness harness (issue 11): every chapter on 20 seeds no page uses and 4 random valid
+# The robustness harness: every chapter on 20 seeds no page uses and 4 random valid
 # parameter sets in the smoke profile (warm kernels, reset between runs), then 3 seeds and 1
 # random set in the book profile (a fresh kernel per run); the
 # table becomes the book's "Robustness" page (book/generated/robustness.md).

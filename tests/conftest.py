@@ -11,8 +11,8 @@
 * **Markers**, applied from the folder: ``unit`` (tests/common, tests/paper_a, tests/paper_b,
   the in-process entry-point tests), ``notebook`` (tests/notebooks), ``book`` (the book build
   and every test that reads it), ``sweep`` (tests on a Dask cluster), ``slow`` (the book, the
-  sweeps, the notebook tests that start a kernel (marked in their files) and the slow unit
-  tests listed below),
+  sweeps, and, marked at the test, the tests that start a kernel and the unit tests measured
+  above SLOW_SECONDS (one process, 2 shared cores); `make unit` leaves them to `make test`),
   ``full`` (the exhaustive variants, deselected by default: ``make test-full``).
 * **xdist groups** (``--dist loadgroup``): the book build and its readers in group ``book``,
   collected first so that one worker starts it at once; every Dask test in group ``sweep``
@@ -41,21 +41,8 @@ from network_plugin import (  # noqa: E402, F401  (pytest hooks, registered by i
 
 # --- markers and groups -----------------------------------------------------------------------
 
-# unit tests that take several seconds each: `make unit` leaves them to `make test`
-SLOW_UNIT = {
-    "tests/paper_a/test_lowrank.py::test_gaussian_stable_rank_law_and_lower_bound",
-    "tests/paper_a/test_lowrank.py::test_trajectory_bound_holds_for_any_step",
-    "tests/paper_a/test_flow.py::test_flow_converges_to_problem3_optimum",
-    "tests/paper_b/test_population.py::test_gradient_matches_autograd_of_sampled_loss",
-    "tests/paper_a/test_activations.py::test_smoothed_value_accurate_up_to_softplus_threshold",
-    "tests/paper_a/test_images.py::test_digits_stand_in",
-    "tests/entry_points/test_xdist_groups.py::test_loadgroup_keeps_a_group_on_one_worker",
-    "tests/entry_points/test_sweep_unit.py::test_cli_unreachable_scheduler_exits_two",
-    "tests/paper_a/test_assumptions_sweep.py::test_log_exponent_defaults_order_and_interval",
-    "tests/paper_a/test_flow.py::test_flow_to_tolerance_reaches_tol_from_the_measured_rate",
-    "tests/paper_a/test_flow.py::test_normalized_flow_matches_trainer_per_configuration_steps_and_data",
-    "tests/paper_a/test_device_discipline.py::test_step_runs_on_meta_without_host_reads",
-}
+# a unit test measured above this many seconds is marked slow at the test, with its time
+SLOW_SECONDS = 2.0
 UNIT_DIRS = ("common", "paper_a", "paper_b", "entry_points")
 # fixtures that mean "this test runs notebooks on the shared Dask cluster"
 SWEEP_FIXTURES = {"dask_client", "tiny_notebook", "robustness_report"}
@@ -75,7 +62,6 @@ def pytest_collection_modifyitems(config, items):
         rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else ""
         folder = rel.split("/")[1] if rel.startswith("tests/") else ""
         names = set(getattr(item, "fixturenames", ()))
-        base = item.nodeid.split("[")[0]
         if folder == "book" or "book" in names:
             item.add_marker(pytest.mark.book)
         if SWEEP_FIXTURES & names or item.get_closest_marker("sweep"):
@@ -85,7 +71,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.notebook)
         elif folder in UNIT_DIRS and not heavy:
             item.add_marker(pytest.mark.unit)
-        if base in SLOW_UNIT or heavy:
+        if heavy:
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("book"):
             item.add_marker(pytest.mark.xdist_group("book"))

@@ -22,7 +22,7 @@ and prints a table (``--json PATH`` also writes it):
 * ``population_grad_speedup_vs_mc`` -- Paper B's population gradient: the time Monte Carlo
   needs for 1e-3 relative error divided by the closed form's time.
 * ``paperb_grad_seconds`` -- Paper B's closed-form gradient at the paper profile's shapes
-  (m = 400, d = 50): the NumPy implementation before issue 15 (``numpy_before``), the array-API
+  (m = 400, d = 50): the earlier NumPy implementation (``numpy_before``, kept below), the array-API
   implementation on NumPy (``numpy``) and on torch on the device (``torch``), same shapes, same
   run; ``paperb_batched_speedup`` -- B configurations as one program on the device against B
   sequential runs of the same code; ``paperb_stage3_paper_seconds`` -- Stage 3's paper profile
@@ -57,11 +57,11 @@ import torch
 
 from . import __version__
 from .common.device import default_device, resolve_dtype
-from .common.io import atomic_write_json
+from .common.io import atomic_write_json, repository_root
 from .paper_a.models import LeakyNetwork
 from .paper_a.trainer import gradient_descent
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repository_root()
 
 
 def _sync(device: torch.device) -> None:
@@ -439,9 +439,9 @@ def bench_population(
 
 
 def _paperb_grad_before(net, teacher, lam: float = 0.0):
-    """Paper B's gradient as :func:`twolayer.paper_b.population.grad` computed it before issue 15
-    (NumPy only; ``arccos`` and ``sqrt(1 - t^2)`` evaluated twice per pair of neurons): the
-    baseline of ``paperb_grad_seconds``. Returns ``(ga, gW, galpha, gbeta)``."""
+    """Paper B's gradient as :func:`twolayer.paper_b.population.grad` computed it before its
+    array-API rewrite (NumPy only; ``arccos`` and ``sqrt(1 - t^2)`` evaluated twice per pair
+    of neurons): the baseline of ``paperb_grad_seconds``. Returns ``(ga, gW, galpha, gbeta)``."""
     from .paper_b.kernels import INV_SQRT_2PI, _clip, k1, kappa2
     from .paper_b.kernels import unit_rows as _unit
 
@@ -482,7 +482,7 @@ def bench_paperb(
 ) -> dict:
     """Paper B's closed-form gradient at the paper profile's shapes (Stage 3 of
     ``notebooks/paper_b/stage3.md``: m = 400, d = 50, a random teacher with r = 2, m* = 3;
-    the student after Stage 1), per gradient: before issue 15 (NumPy), the array-API path on
+    the student after Stage 1), per gradient: the earlier NumPy code, the array-API path on
     NumPy, and on torch on ``device`` (float64). ``paperb_batched_speedup``: ``B`` seeds as one
     batched program on the device against ``B`` sequential calls of the same code.
     ``paperb_stage3_paper_seconds``: the per-step time of

@@ -37,7 +37,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from .common.io import repository_root
+
+ROOT = repository_root()
 DELEGATED = ("sweep", "robustness", "bench")
 _FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 

@@ -52,10 +52,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .common.io import atomic_write_json
+from .common.io import atomic_write_json, repository_root
 from .common.lockfile import summary as lock_summary
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repository_root()
 REFERENCE_DIR = ROOT / "tests" / "reference" / "smoke"
 RTOL = 1e-6
 ATOL = 1e-9

@@ -37,9 +37,15 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .common.io import atomic_write_bytes, atomic_write_csv, atomic_write_json, to_jsonable
+from .common.io import (
+    atomic_write_bytes,
+    atomic_write_csv,
+    atomic_write_json,
+    repository_root,
+    to_jsonable,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = repository_root()
 SEED_BASE = 1000
 FAILED_CHECK = re.compile(r"check '([^']+)' failed")
 

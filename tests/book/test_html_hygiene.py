@@ -1,4 +1,4 @@
-"""What a reader sees on the built pages is clean (issue 22): on every page of the strict smoke
+"""What a reader sees on the built pages is clean: on every page of the strict smoke
 build (the ``book`` fixture),
 
 * no TeX is left in the text outside code and math (no ``$`` or ``\\(``: a formula that a

@@ -199,3 +199,48 @@ def test_csv_header_is_union_of_keys_in_first_seen_order(tmp_path):
 def test_csv_empty_rows(tmp_path):
     path = io.atomic_write_csv(tmp_path / "t.csv", [])
     assert path.read_text() == "\n"
+
+
+# --- the repository's root ------------------------------------------------------------------
+
+
+def test_repository_root_is_the_checkout(monkeypatch, tmp_path):
+    from helpers import ROOT
+    from twolayer.common.io import repository_root
+
+    monkeypatch.delenv("TWOLAYER_ROOT", raising=False)
+    monkeypatch.chdir(tmp_path)  # the package's own folder decides first (editable install)
+    assert repository_root() == ROOT
+    monkeypatch.setenv("TWOLAYER_ROOT", str(tmp_path))
+    assert repository_root() == tmp_path.resolve()
+
+
+def test_repository_root_without_a_checkout_is_the_current_folder(monkeypatch, tmp_path):
+    """Installed from Git (no checkout above the package): a checkout above the current
+    folder is found, else the current folder itself."""
+    from twolayer.common import io
+
+    monkeypatch.delenv("TWOLAYER_ROOT", raising=False)
+    monkeypatch.setattr(io, "__file__", str(tmp_path / "site" / "twolayer" / "common" / "io.py"))
+    book = tmp_path / "book"
+    (book / "notebooks").mkdir(parents=True)
+    (book / "_toc.yml").write_text("root: intro\n")
+    (book / "notebooks" / "paper_a").mkdir()
+    monkeypatch.chdir(book / "notebooks" / "paper_a")
+    assert io.repository_root() == book.resolve()
+    monkeypatch.chdir(tmp_path)
+    assert io.repository_root() == tmp_path.resolve()
+
+
+def test_no_module_finds_the_root_from_its_own_file():
+    """One way to find the checkout: no module computes it from ``__file__``'s parents."""
+    import re
+    from pathlib import Path
+
+    lib = Path(__file__).resolve().parents[2] / "lib" / "twolayer"
+    found = [
+        str(p.relative_to(lib))
+        for p in lib.rglob("*.py")
+        if re.search(r"__file__\)\.resolve\(\)\.parents\[", p.read_text(encoding="utf-8"))
+    ]
+    assert not found, f"use twolayer.common.io.repository_root(): {found}"

@@ -7,7 +7,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.slow  # 6.5 s (conftest.SLOW_SECONDS)
 def test_loadgroup_keeps_a_group_on_one_worker(tmp_path):
     (tmp_path / "test_g.py").write_text(
         "import os, pytest\n"

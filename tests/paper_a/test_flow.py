@@ -41,6 +41,7 @@ def test_normalized_flow_checkpoints_and_history():
     assert np.all(step > 0) and np.all(np.isfinite(t))
 
 
+@pytest.mark.slow  # 2.5 s (conftest.SLOW_SECONDS)
 def test_flow_converges_to_problem3_optimum():
     ds = data.constructed_gram(6, 6, seed=1, gamma=0.5)
     net = models.LeakyNetwork(2, 2, gamma=0.5)

@@ -1,5 +1,5 @@
-"""Cases where the answer is "no" for the KKT residual and the certificate of Theorem 3.2
-(issue 16): a KKT residual that returned zeros, or a certificate that ignored its input,
+"""Cases where the answer is "no" for the KKT residual and the certificate of Theorem 3.2:
+a KKT residual that returned zeros, or a certificate that ignored its input,
 passed every earlier test. Here a random separating W, a perturbed W*, wrong multipliers, an
 infeasible W and non-collapsed rows must all be told apart from the optimum; and the solver's
 failure and label validation are exercised."""

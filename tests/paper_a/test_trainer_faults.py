@@ -1,4 +1,4 @@
-"""The trainer's gaps found by the test review (issue 16), each with a case where the answer is
+"""The trainer's gaps found by a review of the tests, each with a case where the answer is
 "no": recorded margins are those of the step's own W (a trainer recording the previous step's
 margins fails here), the float32 path, per-configuration data sets with plain gradient descent
 and the logistic loss, divergence named by step and quantity, and a DivergenceError raised

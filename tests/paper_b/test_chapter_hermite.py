@@ -260,7 +260,7 @@ def test_lemma_i2_reading_follows_the_betas():
     assert ch.lemma_i2_printed_bound_false(P, ai).outcome() is None
 
 
-# --- the page's statement boxes (issue 22) ----------------------------------------------------
+# --- the page's statement boxes ---------------------------------------------------------------
 
 
 def _directive_blocks(text: str):

@@ -201,6 +201,7 @@ def test_drift_shift_and_interval():
     assert chapter.t_multiplier(6) == pytest.approx(4.90, abs=0.01)
 
 
+@pytest.mark.slow  # 3.0 s (conftest.SLOW_SECONDS)
 def test_kappa_drift_bounds_the_population_constant():
     # C(d)^2 d^2 = 2 E[y~^2 ||x||^2] / mean_i ||g(wbar_i)||^2 - 1 for the symmetric
     # initialization (tr Sigma = 2 sum a_i^2 E[y~^2 ||x||^2] - ||grad||^2 exactly: y~ is even),

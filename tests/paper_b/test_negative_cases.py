@@ -1,5 +1,5 @@
 """Cases where the answer is "no" for Paper B's population loss, its gradient and the dual
-certificate (issue 16): a gradient with a wrong term, a certificate that does not interpolate
+certificate: a gradient with a wrong term, a certificate that does not interpolate
 or exceeds 1 away from the teacher, a loss that ignores a parameter -- each must be told apart
 from the right one. Also the review's gaps: a teacher with a linear part (w0, b0) and a
 student with a zero-norm neuron."""

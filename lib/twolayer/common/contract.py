@@ -144,7 +144,7 @@ def _is_range(x) -> bool:
 
 def _draw_number(lo, hi, rng, integer: bool):
     if lo > 0 and hi / lo >= 10:  # scale parameters: log-uniform
-        v = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+        v = min(hi, max(lo, math.exp(rng.uniform(math.log(lo), math.log(hi)))))  # exp(log(x)) != x
     else:
         v = rng.uniform(lo, hi)
     return int(round(v)) if integer else float(v)

@@ -19,6 +19,23 @@ from typing import Any
 import numpy as np
 
 
+def repository_root() -> Path:
+    """The checkout of the book's repository, found one way for every module that needs it
+    (the command line, the harness, the reference results, the benchmark, the lock check):
+    ``$TWOLAYER_ROOT`` when set; else the first folder, going up from this package's own
+    folder (an editable install) and then from the current folder, that holds both
+    ``_toc.yml`` and ``notebooks/``; else the current folder (the package installed from Git
+    without a checkout, as on Colab: what needs the chapters then says it found none)."""
+    env = os.environ.get("TWOLAYER_ROOT")
+    if env:
+        return Path(env).resolve()
+    for start in (Path(__file__).resolve().parent, Path.cwd().resolve()):
+        for folder in (start, *start.parents):
+            if (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir():
+                return folder
+    return Path.cwd().resolve()
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temp file + fsync + rename)."""
     path = Path(path)

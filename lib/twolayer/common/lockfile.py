@@ -25,11 +25,11 @@ _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s\\;]+)")
 
 
 def lock_path() -> Path | None:
-    """``requirements.lock`` of the checkout this package was installed from (editable
-    install: this file is ``lib/twolayer/common/lockfile.py`` below the root); ``None``
-    when there is none."""
-    root = Path(__file__).resolve().parents[3]
-    path = root / LOCK_NAME
+    """``requirements.lock`` of the book's checkout
+    (:func:`~twolayer.common.io.repository_root`); ``None`` when there is none."""
+    from .io import repository_root
+
+    path = repository_root() / LOCK_NAME
     return path if path.is_file() else None
 
 
