@@ -144,7 +144,7 @@ def peak_gemm(
     }
 
 
-def matmul_flops(B: int, m: int, n: int, d: int, dtype, device, repeats: int = 5) -> float:
+def matmul_flops(B: int, m: int, n: int, d: int, *, dtype, device, repeats: int = 5) -> float:
     """FLOP/s of plain dense GEMM for the two products of a training step at these shapes: the
     forward ``(B m x d) @ (d x n)`` and the backward ``(B m x n) @ (n x d)``, into preallocated
     outputs (a reference of the same shapes; not the machine's peak, see :func:`peak_gemm`)."""
@@ -167,6 +167,7 @@ def bench_trainer(
     B: int = 4,
     steps: int = 20,
     device=None,
+    *,
     peak: dict | None = None,
     shape: tuple[int, int, int] = (100, 10_000, 512),
     repeats: int = 3,
@@ -177,12 +178,20 @@ def bench_trainer(
     dtype = resolve_dtype(dtype_name)
     n, d, m = shape
     net, X, y, W0 = _paper_a_problem(n, d, m, B, dtype, device)
-    same_shape = matmul_flops(B, m, n, d, dtype, device)
+    same_shape = matmul_flops(B, m, n, d, dtype=dtype, device=device)
     peak = peak or peak_gemm(dtype_name, device)
 
     def train():
         gradient_descent(
-            net, W0, X, y, "logistic", lr=0.01, steps=steps, record_steps=[0, steps], progress=False
+            net,
+            W0,
+            X,
+            y,
+            loss="logistic",
+            lr=0.01,
+            steps=steps,
+            record_steps=[0, steps],
+            progress=False,
         )
 
     times = timings(train, device, repeats=repeats)
@@ -235,6 +244,7 @@ def bench_batched_vs_naive(
     steps: int = 10_000,
     naive_configs: int = 4,
     device=None,
+    *,
     shape: tuple[int, int, int] = (16, 1000, 16),
 ) -> dict:
     device = torch.device(device or default_device())
@@ -256,7 +266,15 @@ def bench_batched_vs_naive(
 
     def batched():
         return gradient_descent(
-            net, W0, X, y, "logistic", lr=lr, steps=steps, record_steps=[0, steps], progress=False
+            net,
+            W0,
+            X,
+            y,
+            loss="logistic",
+            lr=lr,
+            steps=steps,
+            record_steps=[0, steps],
+            progress=False,
         ).W
 
     t_lib = timeit(batched, device, repeats=1, warmup=0)
@@ -288,6 +306,7 @@ def bench_figure1(
     device=None,
     dims: tuple[int, ...] = (100, 1000, 10_000),
     n: int = 100,
+    *,
     m: int = 64,
     n_test: int = 1000,
     records: int = 50,
@@ -374,10 +393,18 @@ def bench_figure2_paper(device=None, steps: int = 10_000, records: int = 60) -> 
     common = dict(width=512, lr=0.01, batch_size=32, seed=0, device=device, progress=False)
     # one record only (step 0), then the steps: the record's cost is timed separately
     t = time.perf_counter()
-    sgd.train(X, y, Xt, yt, init_scales=scales, steps=0, record_steps=[0], **common)
+    sgd.train(
+        X, y, Xt, yt, config=sgd.SGDConfig(init_scales=scales, steps=0, record_steps=[0], **common)
+    )
     record_s = time.perf_counter() - t
     t = time.perf_counter()
-    sgd.train(X, y, Xt, yt, init_scales=scales, steps=steps, record_steps=[0], **common)
+    sgd.train(
+        X,
+        y,
+        Xt,
+        yt,
+        config=sgd.SGDConfig(init_scales=scales, steps=steps, record_steps=[0], **common),
+    )
     run_s = time.perf_counter() - t
     per_step = max(run_s - record_s, 0.0) / steps
     return {
@@ -391,7 +418,7 @@ def bench_figure2_paper(device=None, steps: int = 10_000, records: int = 60) -> 
 
 
 def bench_population(
-    target: float = 1e-3, n0: int = 200_000, repeats: int = 3, m: int = 100, d: int = 20
+    target: float = 1e-3, n0: int = 200_000, repeats: int = 3, m: int = 100, *, d: int = 20
 ) -> dict:
     """Paper B's population gradient in closed form against Monte Carlo: the time Monte Carlo
     needs for ``target`` relative error (extrapolated from its measured error at ``n0`` samples
@@ -476,6 +503,7 @@ def bench_paperb(
     m: int = 400,
     d: int = 50,
     B: int = 8,
+    *,
     repeats: int = 15,
     stage3_steps: int = 20,
     paper_steps: int = 2000 * (2**8 - 1),
@@ -504,21 +532,27 @@ def bench_paperb(
     ta1 = pop.teacher_arrays(teacher, like=like)
     before = timings(lambda: _paperb_grad_before(net, teacher, lam), torch.device("cpu"), repeats)
     numpy_t = timings(lambda: pop.grad(net, teacher, lam), torch.device("cpu"), repeats)
-    torch_t = timings(lambda: pop.loss_and_grad_batched(*one.arrays(), ta1, lam), device, repeats)
+    torch_t = timings(
+        lambda: pop.loss_and_grad_batched(*one.arrays(), teacher=ta1, lam=lam), device, repeats
+    )
     # agreement of the three (float64 rounding)
     ref = np.concatenate([np.ravel(x) for x in _paperb_grad_before(net, teacher, lam)])
     new_np = pop.grad(net, teacher, lam).flat()
-    new_t = pop.NetBatch(*pop.loss_and_grad_batched(*one.arrays(), ta1, lam)[1]).to_nets()[0].flat()
+    new_t = (
+        pop.NetBatch(*pop.loss_and_grad_batched(*one.arrays(), teacher=ta1, lam=lam)[1])
+        .to_nets()[0]
+        .flat()
+    )
     scale = float(np.abs(ref).max())
     # B configurations: one batched program against B sequential calls, same code, same device
     batch = pop.NetBatch.from_nets(nets, like)
     taB = pop.teacher_arrays(teacher, like=like, batch=B)
     singles = [pop.NetBatch.from_nets(nt, like) for nt in nets]
     batched_t = timings(
-        lambda: pop.loss_and_grad_batched(*batch.arrays(), taB, lam), device, repeats
+        lambda: pop.loss_and_grad_batched(*batch.arrays(), teacher=taB, lam=lam), device, repeats
     )
     seq_t = timings(
-        lambda: [pop.loss_and_grad_batched(*s.arrays(), ta1, lam) for s in singles],
+        lambda: [pop.loss_and_grad_batched(*s.arrays(), teacher=ta1, lam=lam) for s in singles],
         device,
         max(3, repeats // 3),
     )
@@ -529,7 +563,9 @@ def bench_paperb(
     )
     # Stage 3 on the device, one configuration: per-step time
     t0 = time.perf_counter()
-    gb.stage3_batched([net], teacher, 0.02, 1, stage3_steps, 0.1, record_every=100, like=like)
+    gb.stage3_batched(
+        [net], teacher, 0.02, 1, steps=stage3_steps, eta=0.1, record_every=100, like=like
+    )
     _sync(device)
     per_step = (time.perf_counter() - t0) / stage3_steps
     med = statistics.median
@@ -563,6 +599,7 @@ def bench_notebooks(
     build: bool = True,
     timeout: float | None = None,
     chapters: list[str] | None = None,
+    *,
     progress_file: str | os.PathLike | None = None,
     keep: str | os.PathLike | None = None,
 ) -> dict:
@@ -718,6 +755,7 @@ def run(
     naive_configs: int = 4,
     profile: str = "book",
     device=None,
+    *,
     notebook_options: dict | None = None,
 ) -> dict:
     device = torch.device(device) if device is not None else default_device()

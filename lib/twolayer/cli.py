@@ -227,6 +227,7 @@ def run(
     profile: str | None = None,
     params: dict[str, Any] | None = None,
     out: str | os.PathLike | None = None,
+    *,
     root: str | os.PathLike | None = None,
     kernel_name: str = "python3",
     stream=None,
@@ -347,8 +348,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.profile,
                 parse_params(args.param),
                 args.out,
-                args.root,
-                args.kernel,
+                root=args.root,
+                kernel_name=args.kernel,
             )
         return list_chapters(args.chapters, args.root)
     except UsageError as exc:

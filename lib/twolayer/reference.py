@@ -272,6 +272,7 @@ def update(
     work_dir: Path = ROOT / "runs" / "reference",
     seeds: int = 5,
     only: list[str] | None = None,
+    *,
     n_workers: int | None = None,
     progress: bool | None = None,
 ) -> list[str]:
@@ -364,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.seeds < 2:
             ap.error("--seeds must be at least 2 (a spread needs two draws)")
         only = args.chapters.split(",") if args.chapters else None
-        failed = update(args.out, args.work, args.seeds, only, args.workers)
+        failed = update(args.out, args.work, args.seeds, only, n_workers=args.workers)
         if failed:
             print("no reference written for: " + ", ".join(failed), file=sys.stderr)
             return 1

@@ -77,6 +77,7 @@ def random_parameter_sets(
     count: int,
     profile: str,
     sample_seed: int = 0,
+    *,
     seed_base: int = SEED_BASE,
     max_tries: int = 200,
 ) -> list[dict]:
@@ -137,6 +138,7 @@ def one_at_a_time_sets(
     profile: str,
     count: int | None = None,
     sample_seed: int = 0,
+    *,
     seed_base: int = SEED_BASE,
 ) -> tuple[list[dict], list[dict]]:
     """Each explored parameter of the chapter ``nb`` (``count`` of them, chosen by
@@ -353,6 +355,7 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
     profile: str = "smoke",
     seeds: int = 20,
     random_sets: int = 2,
+    *,
     seed_base: int = SEED_BASE,
     sample_seed: int = 0,
     only: list[str] | None = None,
@@ -374,7 +377,7 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
     for nb in chapters(root, only):
         ch = chapter_name(nb)
         sets = [{"profile": profile, "seed": seed_base + k} for k in range(seeds)]
-        sets += random_parameter_sets(nb, random_sets, profile, sample_seed, seed_base)
+        sets += random_parameter_sets(nb, random_sets, profile, sample_seed, seed_base=seed_base)
         contract = _spec_of(nb).unbound()
         coverage[ch] = {
             "parameters": len(set(contract.spec) - {"seed", "profile", "results_path"}),
@@ -382,7 +385,9 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
         }
         if one_at_a_time is not None:
             count = None if one_at_a_time == "all" else int(one_at_a_time)
-            single, rejected = one_at_a_time_sets(nb, profile, count, sample_seed, seed_base)
+            single, rejected = one_at_a_time_sets(
+                nb, profile, count, sample_seed, seed_base=seed_base
+            )
             sets += single
             coverage[ch]["varied"] = sorted({k for p in single for k in p} - {"profile", "seed"})
             coverage[ch]["rejected"] = rejected
@@ -492,9 +497,9 @@ def main(argv: list[str] | None = None) -> int:
         args.profile,
         args.seeds,
         args.random,
-        args.seed_base,
-        args.sample_seed,
-        args.chapters.split(",") if args.chapters else None,
+        seed_base=args.seed_base,
+        sample_seed=args.sample_seed,
+        only=args.chapters.split(",") if args.chapters else None,
         scheduler=args.scheduler,
         n_workers=args.workers,
         warm=args.warm,

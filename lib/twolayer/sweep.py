@@ -180,6 +180,7 @@ def execute_run(
     params: dict,
     run_dir: str,
     kernel_name: str = "python3",
+    *,
     threads: int | None = 1,
     warm: bool = False,
 ) -> dict:
@@ -391,6 +392,7 @@ def submit_runs(
     jobs: list[tuple[str, dict, Path]],
     kernel_name: str = "python3",
     progress: bool = False,
+    *,
     desc: str = "runs",
     warm: bool = False,
 ):
@@ -430,6 +432,7 @@ def run_sweep(
     grid: Mapping[str, Iterable],
     out_dir: str | os.PathLike,
     fixed: Mapping[str, Any] | None = None,
+    *,
     scheduler: str | None = None,
     client=None,
     n_workers: int | None = None,

@@ -5,15 +5,18 @@ one where the answer is no, beside one where it is yes."""
 from __future__ import annotations
 
 import math
+import operator
 
+import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twolayer.common.checks import (
     Claim,
     Hypothesis,
     applies_of,
+    compare,
     factor,
     make_hypothesis,
     margin,
@@ -81,18 +84,6 @@ def test_margin_and_factor_are_on_the_bound_side(
         assert f == pytest.approx(expected_factor)
 
 
-@given(
-    st.floats(-1e6, 1e6, allow_nan=False),
-    st.floats(-1e6, 1e6, allow_nan=False),
-    st.sampled_from(["<", "<=", ">", ">="]),
-)
-def test_margin_sign_agrees_with_the_outcome(value, bound, op):
-    """A passing check has margin >= 0 and a failing one margin <= 0 (0 at equality)."""
-    outcome = Claim("c", "observation", value=value, bound=bound, op=op).outcome()
-    m = margin(value, op, bound)
-    assert (m >= 0) if outcome else (m <= 0)
-
-
 def test_margin_text():
     assert margin_text(None, None) == "—"
     assert margin_text(0.75, 4.0) == "0.75 (4×)"
@@ -113,3 +104,109 @@ def test_claim_validates_kind_and_decider():
     with pytest.raises(ValueError, match="give holds"):
         Claim("c", "theorem", value=1.0)
     assert math.isnan(Claim("c", "sanity", value=float("nan"), bound=1, op="<").evaluate().value)
+
+
+# --- properties (hypothesis): the expected outcome from Python's own comparisons ---------------
+
+#: deterministic and fast: the same examples on every run, no deadline on a shared machine
+FAST = settings(max_examples=100, deadline=None, derandomize=True)
+
+PY_OP = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+}
+STRICT = {"<": operator.lt, "<=": operator.lt, ">": operator.gt, ">=": operator.gt}
+# floats and the integers a float holds exactly (compare works in float64)
+floats = st.floats(allow_nan=False, allow_infinity=False)
+numbers = st.one_of(floats, st.integers(-(2**53), 2**53))
+small = st.one_of(st.floats(-1e6, 1e6), st.integers(-(10**6), 10**6))
+containers = st.sampled_from([list, tuple, np.array])
+
+
+intervals = st.tuples(small, small).map(lambda ends: tuple(sorted(ends)))  # (lo, hi), lo <= hi
+
+
+@FAST
+@given(numbers, numbers, st.sampled_from(list(PY_OP)))
+def test_compare_a_number_is_python_s_comparison(value, bound, op):
+    holds, reported = compare(value, op, bound)
+    assert holds is PY_OP[op](value, bound)
+    assert reported == value and type(reported) is type(value)
+
+
+@FAST
+@given(
+    st.lists(small, min_size=1, max_size=8), small, st.sampled_from(["<", "<=", ">", ">="]),
+    containers,
+)  # fmt: skip
+def test_compare_an_array_holds_for_every_element_and_reports_the_worst(xs, bound, op, kind):
+    holds, reported = compare(kind(xs), op, bound)
+    assert holds is all(PY_OP[op](x, bound) for x in xs)
+    # the worst element: the largest against an upper bound, the smallest against a lower one
+    assert reported == (max(xs) if op in ("<", "<=") else min(xs))
+    if kind is np.array and all(isinstance(x, int) for x in xs):
+        assert type(reported) is int  # an integer array's worst element stays an integer
+
+
+@FAST
+@given(st.lists(small, min_size=1, max_size=8), intervals, containers)
+def test_compare_in_holds_inside_the_closed_interval_and_reports_the_farthest_out(xs, lohi, kind):
+    lo, hi = lohi
+    holds, reported = compare(kind(xs), "in", lohi)
+    assert holds is all(lo <= x <= hi for x in xs)
+    # the reported element is the one least inside: the smallest distance to the nearer end
+    # (negative outside), so a failing check reports an element outside
+    inside = [min(x - lo, hi - x) for x in xs]
+    assert reported in xs
+    assert min(reported - lo, hi - reported) == min(inside)
+
+
+@FAST
+@given(st.lists(st.integers(-3, 3), min_size=1, max_size=6), st.integers(-3, 3), containers)
+def test_compare_equal_reports_the_first_differing_element(xs, bound, kind):
+    holds, reported = compare(kind(xs), "==", bound)
+    differing = [x for x in xs if x != bound]
+    assert holds is (not differing)
+    assert reported == (differing[0] if differing else xs[0])
+
+
+@FAST
+@given(
+    st.lists(small, min_size=0, max_size=5), st.lists(small, min_size=0, max_size=5),
+    st.sampled_from(["<", "<=", ">", ">=", "in", "=="]), small,
+)  # fmt: skip
+def test_compare_a_nan_anywhere_never_holds(before, after, op, b):
+    bound = (b, b + 1) if op == "in" else b
+    holds, reported = compare([*before, float("nan"), *after], op, bound)
+    assert holds is False and math.isnan(reported)
+
+
+@FAST
+@given(
+    st.one_of(small, st.lists(small, min_size=1, max_size=6)),
+    st.sampled_from(["<", "<=", ">", ">=", "in"]),
+    small,
+    intervals,
+)
+def test_margin_is_positive_exactly_on_the_strict_side(value, op, b, lohi):
+    """A check's margin (that of its reported, worst element) is > 0 exactly when every element
+    is strictly inside the bound and >= 0 exactly when every element is inside or on it; the
+    outcome is the comparison as written (the same for a hypothesis)."""
+    xs = value if isinstance(value, list) else [value]
+    bound = lohi if op == "in" else b
+    if op == "in":
+        lo, hi = lohi
+        strictly = all(lo < x < hi for x in xs)
+        or_on = all(lo <= x <= hi for x in xs)
+    else:
+        strictly = all(STRICT[op](x, b) for x in xs)
+        or_on = all((x <= b) if op in ("<", "<=") else (x >= b) for x in xs)
+    check = Claim("c", "observation", value=value, bound=bound, op=op).evaluate()
+    assert (check.margin > 0) is strictly
+    assert (check.margin >= 0) is or_on
+    assert check.passed is (strictly if op in ("<", ">") else or_on)
+    h = make_hypothesis("h", title="T", value=value, bound=bound, op=op)
+    assert h.holds is check.passed and h.margin == check.margin

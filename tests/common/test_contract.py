@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from twolayer.common.contract import (
     PROFILE_ENV,
@@ -15,10 +18,14 @@ from twolayer.common.contract import (
     CheckFailed,
     Choice,
     Contract,
+    Device,
     Float,
+    HexDigest,
     Int,
     ListOf,
     Optional,
+    OptionalDir,
+    OptionalPath,
     ParameterError,
     Params,
 )
@@ -677,3 +684,442 @@ def test_parameter_table_shows_environment_variables_as_code(monkeypatch):
     c.parameter_table()
     md = shown[0]["text/markdown"]
     assert "None reads `$BOOK_PROFILE`" in md and " $BOOK_PROFILE" not in md
+
+
+# --- properties (hypothesis): every type against a hand rule --------------------------------------
+#
+# ``ok(spec, v)`` says, from the types' documentation, whether ``v`` is a valid value and
+# ``expected(spec, v)`` what validation returns; ``values_for(spec)`` draws good values, values
+# at and beyond the ends, and values of every other type.
+
+#: deterministic and fast: the same examples on every run, no deadline on a shared machine
+FAST = settings(max_examples=100, deadline=None, derandomize=True)
+
+HEX = "0123456789abcdefABCDEF"
+names = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
+anything = st.one_of(
+    st.booleans(),
+    st.none(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=4),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.binary(max_size=2),
+)
+
+
+def _inside(x, lo, hi, lo_open=False, hi_open=False) -> bool:
+    above = lo is None or (x > lo if lo_open else x >= lo)
+    below = hi is None or (x < hi if hi_open else x <= hi)
+    return above and below
+
+
+def ok(spec, v) -> bool:
+    if isinstance(spec, Optional):
+        return v is None or ok(spec.inner, v)
+    if isinstance(spec, Int):  # an int, never a bool
+        return type(v) is int and _inside(v, spec.lo, spec.hi)
+    if isinstance(spec, Float):  # a finite real number, never a bool
+        if type(v) not in (int, float):
+            return False
+        try:
+            x = float(v)
+        except OverflowError:  # an integer beyond every float
+            return False
+        return math.isfinite(x) and _inside(x, spec.lo, spec.hi, spec.lo_open, spec.hi_open)
+    if isinstance(spec, Choice):  # one of the values, of its type
+        return any(type(c) is type(v) and c == v for c in spec.values)
+    if isinstance(spec, Bool):
+        return type(v) is bool
+    if isinstance(spec, ListOf):
+        if type(v) not in (list, tuple):
+            return False
+        n_ok = spec.min_len <= len(v) and (spec.max_len is None or len(v) <= spec.max_len)
+        if not (n_ok and all(ok(spec.item, x) for x in v)):
+            return False
+        return not spec.increasing or all(a < b for a, b in zip(v, v[1:]))
+    if isinstance(spec, (OptionalDir, OptionalPath)):
+        if v is None:
+            return True
+        if not isinstance(v, (str, os.PathLike)):
+            return False
+        text = os.fspath(v)
+        return text.strip() != "" and (spec.suffix is None or text.endswith(spec.suffix))
+    if isinstance(spec, HexDigest):
+        if v is None:
+            return spec.optional
+        return isinstance(v, str) and len(v) == spec.length and all(c in HEX for c in v)
+    if isinstance(spec, Device):  # "cuda..." is never drawn: it depends on the machine
+        return isinstance(v, str) and v.strip().lower() in ("auto", "cpu")
+    raise AssertionError(spec)
+
+
+def expected(spec, v):
+    if v is None:
+        return None
+    if isinstance(spec, Optional):
+        return expected(spec.inner, v)
+    if isinstance(spec, Float):
+        return float(v)
+    if isinstance(spec, ListOf):
+        return [expected(spec.item, x) for x in v]
+    if isinstance(spec, (OptionalDir, OptionalPath)):
+        return os.fspath(v)
+    if isinstance(spec, HexDigest):
+        return v.lower()
+    if isinstance(spec, Device):
+        return v.strip().lower()
+    return v
+
+
+def _type_of(spec, v):
+    if isinstance(spec, Optional):
+        return _type_of(spec.inner, v)
+    return {Float: float, ListOf: list, Int: int, Bool: bool}.get(
+        type(spec), type(expected(spec, v))
+    )
+
+
+# -- the types, drawn
+
+
+@st.composite
+def int_specs(draw, explore=False):
+    lo = draw(st.none() | st.integers(-50, 50))
+    hi = draw(st.none() | st.integers(-50 if lo is None else lo, 60))
+    if not explore:
+        return Int(lo, hi)
+    a = draw(st.integers(-60 if lo is None else lo, 60 if hi is None else hi))
+    b = draw(st.integers(a, 70 if hi is None else hi))
+    return Int(lo, hi, explore=(a, b))
+
+
+@st.composite
+def float_specs(draw, explore=False):
+    bound = st.floats(-100, 100) | st.sampled_from([0.0, 1.0, 1e-3])
+    lo = draw(st.none() | bound)
+    hi = draw(st.none() | (st.floats(-100 if lo is None else lo, 200) | st.just(lo)))
+    lo_open = lo is not None and draw(st.booleans())
+    hi_open = hi is not None and draw(st.booleans())
+    if lo is not None and lo == hi:
+        lo_open = hi_open = False  # a range of one value
+    if not explore:
+        return Float(lo, hi, lo_open=lo_open, hi_open=hi_open)
+    # an explore range inside the declared one: a scale range (log-uniform draws) when positive
+    lo_e = -100 if lo is None else lo
+    hi_e = 100 if hi is None else hi
+    if hi_e > 1e-3 and draw(st.booleans()):
+        lo_e = max(lo_e, 1e-3)
+    a = draw(st.floats(lo_e, hi_e))
+    b = draw(st.floats(a, hi_e) | st.just(hi_e))
+    if (lo_open and a == lo) or (hi_open and b == hi):
+        lo_open = hi_open = False
+    return Float(lo, hi, lo_open=lo_open, hi_open=hi_open, explore=(a, b))
+
+
+choice_values = st.lists(
+    st.one_of(st.text(max_size=3), st.integers(-5, 5)), min_size=1, max_size=4, unique=True
+)
+choice_specs = choice_values.map(lambda vs: Choice(*vs))
+number_choice_specs = st.lists(st.integers(-5, 5), min_size=1, max_size=4, unique=True).map(
+    lambda vs: Choice(*vs)
+)
+
+
+@st.composite
+def list_specs(draw):
+    item = draw(st.one_of(int_specs(), float_specs(), number_choice_specs, choice_specs))
+    increasing = not (isinstance(item, Choice) and any(isinstance(v, str) for v in item.values))
+    increasing = increasing and draw(st.booleans())
+    most = 3  # the most distinct items the item type has, up to 3
+    if isinstance(item, Choice):
+        most = min(most, len(item.values))
+    elif item.lo is not None and item.hi is not None and item.hi - item.lo < 2:
+        most = 1
+    min_len = draw(st.integers(0, most if increasing else 3))
+    max_len = draw(st.none() | st.integers(min_len, 5))
+    return ListOf(item, min_len=min_len, max_len=max_len, increasing=increasing)
+
+
+def specs_of(kind):
+    return {
+        "Int": int_specs(),
+        "Float": float_specs(),
+        "Choice": choice_specs,
+        "Bool": st.just(Bool()),
+        "ListOf": list_specs(),
+        "Optional": st.one_of(int_specs(), float_specs(), choice_specs).map(Optional),
+        "OptionalDir/Path": st.sampled_from([OptionalDir(), OptionalPath()]),
+        "HexDigest": st.builds(HexDigest, length=st.integers(1, 40), optional=st.booleans()),
+        "Device": st.just(Device()),
+    }[kind]
+
+
+# -- values for a type: good ones, the ends and beyond, and every other type
+
+
+def good_for(spec):
+    if isinstance(spec, Optional):
+        return st.none() | good_for(spec.inner)
+    if isinstance(spec, Int):
+        return st.integers(spec.lo, spec.hi)
+    if isinstance(spec, Float):
+        kw = dict(allow_nan=False, allow_infinity=False)
+        floats = st.floats(
+            spec.lo, spec.hi, exclude_min=spec.lo_open, exclude_max=spec.hi_open, **kw
+        )
+        lo = None if spec.lo is None else math.ceil(spec.lo)
+        hi = None if spec.hi is None else math.floor(spec.hi)
+        if lo is not None and hi is not None and lo > hi:
+            return floats
+        return floats | st.integers(lo, hi).filter(lambda v: ok(spec, v))
+    if isinstance(spec, Choice):
+        return st.sampled_from(spec.values)
+    if isinstance(spec, Bool):
+        return st.booleans()
+    if isinstance(spec, ListOf):
+        most = spec.min_len + 4 if spec.max_len is None else spec.max_len
+        items = st.lists(
+            good_for(spec.item), min_size=spec.min_len, max_size=most, unique=spec.increasing
+        )
+        return items.map(sorted) if spec.increasing else items
+    if isinstance(spec, (OptionalDir, OptionalPath)):
+        text = (
+            st.text(min_size=1, max_size=6).filter(str.strip).map(lambda t: t + (spec.suffix or ""))
+        )
+        return st.none() | text | text.map(Path)
+    if isinstance(spec, HexDigest):
+        hexes = st.text(HEX, min_size=spec.length, max_size=spec.length)
+        return (st.none() | hexes) if spec.optional else hexes
+    if isinstance(spec, Device):
+        word = st.sampled_from(["auto", "cpu", "AUTO", "Cpu"])
+        space = st.sampled_from(["", " ", "\t"])
+        return st.tuples(space, word, space).map("".join)
+    raise AssertionError(spec)
+
+
+def near_for(spec):
+    if isinstance(spec, Optional):
+        return values_for(spec.inner)
+    if isinstance(spec, (Int, Float)):
+        ends = [e for e in (spec.lo, spec.hi) if e is not None]
+        near = [x for e in ends for x in (e - 1, e, e + 1)]
+        if isinstance(spec, Float):
+            near += [math.nextafter(e, d) for e in ends for d in (-math.inf, math.inf)]
+            near += [math.nan, math.inf, -math.inf, 10**400]
+        return st.sampled_from(near or [0]) | st.integers(-(10**6), 10**6)
+    if isinstance(spec, Choice):
+        return st.one_of(st.text(max_size=3), st.integers(-6, 6), st.floats(-6, 6))
+    if isinstance(spec, ListOf):
+        most = (spec.min_len if spec.max_len is None else spec.max_len) + 2
+        repeated = good_for(spec).filter(lambda v: len(v) >= 2).map(lambda v: [v[1], *v[1:]])
+        # one item too many or too few, every item good
+        longer = st.tuples(good_for(spec), good_for(spec.item)).map(lambda p: [*p[0], p[1]])
+        shorter = good_for(spec).filter(bool).map(lambda v: v[:-1])
+        lists = st.lists(values_for(spec.item), max_size=most)
+        return st.one_of(lists, repeated, longer, shorter, st.tuples())
+    if isinstance(spec, (OptionalDir, OptionalPath)):
+        return st.text(" \t\n.", max_size=3) | st.text(max_size=5) | st.text(max_size=3).map(Path)
+    if isinstance(spec, HexDigest):
+        other = st.integers(0, 42).filter(lambda n: n != spec.length)
+        wrong_length = other.flatmap(lambda n: st.text(HEX, min_size=n, max_size=n))
+        one_bad = st.tuples(good_for(spec).filter(bool), st.text(min_size=1, max_size=1)).map(
+            lambda p: p[1] + p[0][1:]
+        )
+        return wrong_length | one_bad
+    if isinstance(spec, Device):
+        return st.text(max_size=6).filter(lambda t: not t.strip().lower().startswith("cuda"))
+    return st.nothing()
+
+
+def values_for(spec):
+    return st.one_of(good_for(spec), near_for(spec), anything)
+
+
+def bad_for(spec):
+    return values_for(spec).filter(lambda v: v is not None and not ok(spec, v))
+
+
+KINDS = ["Int", "Float", "Choice", "Bool", "ListOf", "Optional", "OptionalDir/Path", "HexDigest"]
+KINDS += ["Device"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@FAST
+@given(data=st.data(), name=names)
+def test_a_type_validates_exactly_its_values(kind, data, name):
+    """Every value inside the declared range (of the declared type) validates and comes back
+    (normalised as documented); every other value, bools for Int and NaN or infinity for
+    Float included, raises a ParameterError that names the parameter."""
+    spec = data.draw(specs_of(kind), label="spec")
+    value = data.draw(values_for(spec), label="value")
+    if ok(spec, value):
+        out = spec.validate(name, value)
+        want = expected(spec, value)
+        assert out == want and type(out) is type(want)
+    else:
+        with pytest.raises(ParameterError) as info:
+            spec.validate(name, value)
+        assert f"parameter {name!r}" in str(info.value)
+
+
+@pytest.mark.parametrize("integer", [True, False], ids=["Int", "Float"])
+@pytest.mark.parametrize("end", ["lo", "hi"])
+@pytest.mark.parametrize("step", [-1, 0, 1])
+@settings(max_examples=20, deadline=None, derandomize=True)
+@given(
+    lo=st.integers(-50, 50), width=st.integers(1, 50), opens=st.tuples(st.booleans(), st.booleans())
+)
+def test_a_number_at_an_end_or_next_to_it(integer, end, step, lo, width, opens):
+    """At each end of a declared range, open or closed, and one step (1, or one float) on
+    either side of it."""
+    if integer:
+        spec = Int(lo, lo + width)
+    else:
+        spec = Float(lo / 4, (lo + width) / 4, lo_open=opens[0], hi_open=opens[1])
+    e = spec.lo if end == "lo" else spec.hi
+    value = e + step if integer else (e if step == 0 else math.nextafter(e, math.inf * step))
+    if ok(spec, value):
+        assert spec.validate("p", value) == value
+    else:
+        with pytest.raises(ParameterError, match="parameter 'p'"):
+            spec.validate("p", value)
+
+
+@pytest.mark.parametrize("case", ["longer", "shorter", "not increasing", "a bad item"])
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_a_list_of_the_wrong_length_or_order_or_item_is_rejected(case, data):
+    spec = data.draw(list_specs(), label="spec")
+    good = data.draw(good_for(spec), label="good")
+    if case == "longer":
+        assume(spec.max_len is not None and not spec.increasing)
+        value = good + [good[0] if good else data.draw(good_for(spec.item))] * (
+            spec.max_len + 1 - len(good)
+        )
+    elif case == "shorter":
+        assume(spec.min_len > 0)
+        value = good[: spec.min_len - 1]
+    elif case == "not increasing":
+        assume(spec.increasing and len(good) >= 2)
+        value = [good[1], *good[1:]]
+    else:
+        assume(good)
+        bad = data.draw(bad_for(spec.item), label="bad item")
+        value = [*good[:-1], bad]
+    assert not ok(spec, value)
+    with pytest.raises(ParameterError, match="parameter 'p'"):
+        spec.validate("p", value)
+
+
+@pytest.mark.parametrize("kind", ["Int", "Float", "ListOf", "HexDigest"])
+@FAST
+@given(data=st.data(), name=names)
+def test_every_good_value_validates_to_itself(kind, data, name):
+    """The same, drawing only good values (most drawn values above are bad)."""
+    spec = data.draw(specs_of(kind), label="spec")
+    value = data.draw(good_for(spec), label="value")
+    assert ok(spec, value)
+    assert spec.validate(name, value) == expected(spec, value)
+
+
+class _Rng:
+    """NumPy's generator as ``Spec.sample`` uses it, its draws chosen by hypothesis:
+    ``uniform`` is NumPy's ``low + (high - low) * u`` with ``u`` in [0, 1)."""
+
+    def __init__(self, u: float, k: int):
+        self.u, self.k = u, k
+
+    def uniform(self, low, high):
+        return low + (high - low) * self.u
+
+    def integers(self, n):
+        return self.k % n
+
+
+@st.composite
+def explored_specs(draw):
+    kind = draw(st.sampled_from(["Int", "Float", "Optional", "Choice", "Bool", "list"]))
+    if kind == "Int":
+        return draw(int_specs(explore=True))
+    if kind == "Float":
+        return draw(float_specs(explore=True))
+    if kind == "Optional":
+        inner = draw(st.one_of(int_specs(explore=True), float_specs(explore=True)))
+        return Optional(type(inner)(inner.lo, inner.hi), explore=inner.explore)
+    if kind == "Choice":
+        return Choice(*draw(choice_values), explore=True)
+    if kind == "Bool":
+        return Bool(explore=True)
+    spec = draw(st.one_of(int_specs(), float_specs(), choice_specs))
+    spec.explore = draw(st.lists(good_for(spec), min_size=1))
+    return spec
+
+
+@FAST
+@given(
+    explored_specs(),
+    st.sampled_from([0.0, math.nextafter(1.0, 0.0)]) | st.floats(0, 1, exclude_max=True),
+    st.integers(0, 100),
+)
+def test_sample_draws_inside_the_explore_range(spec, u, k):
+    v = spec.sample(_Rng(u, k))
+    e = spec.explore
+    if isinstance(e, tuple):  # a range: inside it, and a valid value of the parameter
+        integer = isinstance(spec, Int) or isinstance(getattr(spec, "inner", None), Int)
+        assert type(v) is (int if integer else float)
+        assert e[0] <= v <= e[1]
+        assert spec.validate("p", v) == v
+    elif isinstance(e, list):
+        assert v in e
+    else:
+        assert v in getattr(spec, "values", (False, True))
+
+
+@FAST
+@given(
+    st.floats(1e-6, 1e6),
+    st.floats(10, 1e6),
+    st.sampled_from([0.0, math.nextafter(1.0, 0.0)]) | st.floats(0, 1, exclude_max=True),
+    st.booleans(),
+)
+def test_a_scale_parameter_is_drawn_inside_its_range(a, ratio, u, integer):
+    """An explore range ``(a, b)`` with ``b >= 10 a > 0`` is drawn log-uniformly; the draw
+    stays inside it at both ends (``exp(log(b))`` may exceed ``b`` by an ulp)."""
+    b = a * ratio
+    spec = Int(1, None, explore=(1, 10 * round(ratio))) if integer else Float(a, b, explore=(a, b))
+    v = spec.sample(_Rng(u, 0))
+    assert spec.explore[0] <= v <= spec.explore[1]
+    assert spec.validate("p", v) == v
+
+
+def _chapters():
+    from twolayer.paper_a.chapters import figure1, real_images
+    from twolayer.paper_b.chapters import stage1
+
+    return [figure1.SPEC, real_images.SPEC, stage1.SPEC]
+
+
+@pytest.mark.parametrize("chapter", _chapters(), ids=lambda c: c.chapter)
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(data=st.data(), profile=st.sampled_from(["smoke", "book", "paper"]))
+def test_a_chapter_names_the_parameter_it_rejects(chapter, data, profile):
+    """``SPEC.params(profile, name=bad)``, one random bad value for one random parameter of a
+    real chapter, raises the page's ParameterError naming that parameter."""
+    types = chapter.contract({}).spec  # with seed and results_path
+    name = data.draw(st.sampled_from(sorted(set(types) - {"profile"})), label="name")
+    bad = data.draw(bad_for(types[name]), label="bad")
+    chapter.params(profile)  # the profile alone is valid
+    with pytest.raises(ParameterError) as info:
+        chapter.params(profile, **{name: bad})
+    assert f"parameter {name!r}" in str(info.value)
+
+
+def test_choice_of_integers_rejects_a_float():
+    with pytest.raises(ParameterError, match="'r'"):
+        Choice(2, 3).validate("r", 2.0)
+
+
+def test_float_rejects_an_integer_beyond_every_float():
+    with pytest.raises(ParameterError, match="'lr'"):
+        Float(0.0, None).validate("lr", 10**400)

@@ -81,3 +81,41 @@ def test_docstring_names_its_chapters(path):
     assert any(w in doc for w in ("hapter", "paper_a/", "paper_b/", "Used by", "page")), (
         f"{path.relative_to(LIB)}: the docstring should name the chapters that use it"
     )
+
+
+# --- interfaces that cannot be misused silently ------------------------------------------------
+
+MAX_POSITIONAL = 4
+
+
+def _positional_beyond(tree) -> list[str]:
+    """Public functions of ``tree`` that take more than MAX_POSITIONAL positional parameters
+    (``self``/``cls`` not counted)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith(
+            "_"
+        ):
+            names = [a.arg for a in node.args.posonlyargs + node.args.args]
+            if names[:1] in (["self"], ["cls"]):
+                names = names[1:]
+            if len(names) > MAX_POSITIONAL:
+                out.append(f"{node.name} ({len(names)} positional)")
+    return out
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[str(p.relative_to(LIB)) for p in MODULES])
+def test_public_functions_are_keyword_only_beyond_the_fourth(path):
+    """Beyond the fourth, arguments are named at the call (``*,``): swapping two of a long
+    list cannot silently run another experiment."""
+    found = _positional_beyond(ast.parse(path.read_text(encoding="utf-8")))
+    assert not found, f"{path.relative_to(LIB)}: make these keyword-only beyond the 4th: {found}"
+
+
+def test_the_keyword_scan_sees_a_long_positional_list():
+    src = (
+        "def f(a, b, c, d, e): pass\n"
+        "def g(self, a, b, c, d, *, e): pass\n"
+        "def _h(a, b, c, d, e): pass\n"
+    )
+    assert _positional_beyond(ast.parse(src)) == ["f (5 positional)"]

@@ -5,13 +5,17 @@ what a notebook writes, and ``main``'s ``--param`` parsing, errors and exit stat
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import socket
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from twolayer import sweep
 
@@ -174,7 +178,7 @@ def _fake_notebook(recorded_extra=None, fail=None):
 
 
 def test_execute_run_with_a_none_parameter_is_done(tmp_path, monkeypatch):
-    """The bug of issue 16: `-p num_eps=null` made every run FAILED ("finished without writing
+    """A past bug: `-p num_eps=null` made every run FAILED ("finished without writing
     a valid results.json") although each wrote its results."""
     import papermill as pm
 
@@ -383,6 +387,7 @@ def test_cli_bad_grid_exits_two(tmp_path, capsys):
     assert rc == 2 and "must be a list of values" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # 2.3 s (conftest.SLOW_SECONDS)
 def test_cli_unreachable_scheduler_exits_two(tmp_path, monkeypatch, capsys):
     """A scheduler address nobody listens on (a loopback port just closed): one clear error,
     after a connection timeout shortened from 20 s to 2 s for the test."""
@@ -453,3 +458,80 @@ def test_gather_table_columns(tmp_path):
     import pyarrow.parquet as pq
 
     assert pq.read_schema(tmp_path / "table.parquet").names == list(table.columns)
+
+
+# --- properties of the grid (hypothesis): the expected runs from itertools, never from sweep -----
+
+#: deterministic and fast: the same examples on every run, no deadline on a shared machine
+FAST = settings(max_examples=60, deadline=None, derandomize=True)
+
+param_names = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(
+    lambda k: k != "results_path"
+)
+param_values = st.one_of(
+    st.integers(-3, 3), st.text(max_size=2), st.none(), st.lists(st.integers(0, 2), max_size=2)
+)
+grids = st.dictionaries(
+    param_names, st.lists(param_values, min_size=1, max_size=3), min_size=1, max_size=4
+)
+
+
+@st.composite
+def grid_and_fixed(draw):
+    grid = draw(grids)
+    fixed = draw(st.dictionaries(param_names.filter(lambda k: k not in grid), param_values))
+    return grid, fixed
+
+
+@FAST
+@given(grid_and_fixed(), st.sampled_from([list, tuple, iter]))
+def test_expand_grid_is_every_combination_once_over_the_fixed_values(grid_fixed, kind):
+    grid, fixed = grid_fixed
+    runs = sweep.expand_grid({k: kind(v) for k, v in grid.items()}, fixed)
+    assert len(runs) == math.prod(len(v) for v in grid.values())
+    keys = list(grid)
+    for run in runs:
+        assert set(run) == set(keys) | set(fixed)
+        assert all(run[k] == v for k, v in fixed.items())
+    # every combination (values by position: equal values in one list are distinct runs)
+    # exactly once, in itertools.product's order: the first key slowest, the last fastest
+    expected = [dict(zip(keys, combo)) for combo in itertools.product(*grid.values())]
+    assert [{k: r[k] for k in keys} for r in runs] == expected
+
+
+@FAST
+@given(st.lists(st.integers(1, 3), min_size=1, max_size=4))
+def test_expand_grid_counts_like_an_odometer(sizes):
+    """Positions instead of values: the runs' index tuples are all the index tuples, each
+    once, in increasing lexicographic order (a rule independent of itertools)."""
+    grid = {f"p{i}": [(i, j) for j in range(n)] for i, n in enumerate(sizes)}
+    idx = [tuple(run[f"p{i}"][1] for i in range(len(sizes))) for run in sweep.expand_grid(grid)]
+    assert len(idx) == len(set(idx)) == math.prod(sizes)
+    assert idx == sorted(idx)
+    assert all(all(0 <= j < n for j, n in zip(t, sizes)) for t in idx)
+
+
+@FAST
+@given(
+    grid_and_fixed(),
+    st.sampled_from(["empty list", "string", "number", "none", "fixed too", "results_path"]),
+    st.data(),
+)
+def test_expand_grid_rejects_a_bad_entry_anywhere(grid_fixed, bad, data):
+    grid, fixed = dict(grid_fixed[0]), dict(grid_fixed[1])
+    name = data.draw(st.sampled_from(list(grid)), label="name")
+    if bad == "fixed too":
+        fixed[name] = 0
+    elif bad == "results_path":
+        target = data.draw(st.sampled_from(["grid", "fixed"]), label="where")
+        (grid if target == "grid" else fixed)["results_path"] = ["x.json"]
+    else:
+        grid[name] = {"empty list": [], "string": "ab", "number": 3, "none": None}[bad]
+    with pytest.raises(sweep.SweepError):
+        sweep.expand_grid(grid, fixed)
+
+
+@pytest.mark.parametrize("grid", [{}, [], None, [("a", [1])]])
+def test_expand_grid_needs_a_non_empty_mapping(grid):
+    with pytest.raises(sweep.SweepError, match="non-empty mapping"):
+        sweep.expand_grid(grid)

@@ -42,11 +42,13 @@ def _untrained():
     first separates the data (12 steps here): its Training, and the step."""
     P, S = _smoke()
     X, y = torch.as_tensor(S.Xc), torch.as_tensor(S.y)
-    W0 = flow.initializations(S.net, S.Xc.shape[1], P.d, P.init_scale, [10.0], 6, seed=5)[3:4]
-    probe = flow.normalized_flow(S.net, W0, X, y, P.loss, S.lr, np.arange(60))
+    W0 = flow.initializations(
+        S.net, S.Xc.shape[1], P.d, P.init_scale, mults=[10.0], directions=6, seed=5
+    )[3:4]
+    probe = flow.normalized_flow(S.net, W0, X, y, loss=P.loss, lr=S.lr, checkpoints=np.arange(60))
     q = S.net.margins(probe.W[:, 0], X, y).min(dim=-1).values
     k = int(np.flatnonzero(q.numpy() > 0)[0])
-    run = flow.normalized_flow(S.net, W0, X, y, P.loss, S.lr, [k])
+    run = flow.normalized_flow(S.net, W0, X, y, loss=P.loss, lr=S.lr, checkpoints=[k])
     return gf.training_from_run(P, S, run), k
 
 
@@ -59,16 +61,20 @@ def _correlated():
     S = gf.target_from_data(P, X, np.array([-1.0, 1.0, -1.0]))
     W0 = S.net.init(3, 1 / np.sqrt(3), seed=0, batch=3)
     Xt, yt = torch.as_tensor(S.Xc), torch.as_tensor(S.y)
-    run = flow.normalized_flow(S.net, W0, Xt, yt, P.loss, S.lr, [10, 100, 1000])
+    run = flow.normalized_flow(S.net, W0, Xt, yt, loss=P.loss, lr=S.lr, checkpoints=[10, 100, 1000])
     return P, S, gf.Training(W0, run, 1000, None)
 
 
 def _transient():
     """The page's runs (two directions at the three scales) stopped after 100 steps."""
     P, S = _smoke()
-    W0 = flow.initializations(S.net, S.Xc.shape[1], P.d, P.init_scale, gf.MULTS, 2, seed=5)
+    W0 = flow.initializations(
+        S.net, S.Xc.shape[1], P.d, P.init_scale, mults=gf.MULTS, directions=2, seed=5
+    )
     X, y = torch.as_tensor(S.Xc), torch.as_tensor(S.y)
-    run = flow.normalized_flow(S.net, W0, X, y, P.loss, S.lr, log_spaced_steps(100, 24))
+    run = flow.normalized_flow(
+        S.net, W0, X, y, loss=P.loss, lr=S.lr, checkpoints=log_spaced_steps(100, 24)
+    )
     return P, S, gf.Training(W0, run, 100, None)
 
 
@@ -136,7 +142,17 @@ def _short_phase(factor: float) -> gf.Phase:
     net = models.LeakyNetwork(P.m1, P.m2, gamma=P.gamma)
     grid = {4: np.array([8, 10**8])}
     table = flow.phase_diagram(
-        net, [4], grid, 1, P.loss, P.init_scale, 100, 0.01, 500, seed=0, factor=factor
+        net,
+        [4],
+        grid,
+        1,
+        loss=P.loss,
+        init_scale=P.init_scale,
+        steps=100,
+        tol=0.01,
+        n_test=500,
+        seed=0,
+        factor=factor,
     )
     return gf.Phase(grid, table)
 

@@ -44,7 +44,7 @@ def _hand_algebra(P, table=None) -> chapter.Algebra:
     X, y = kkt.three_point_example(P.eps)
     lam = kkt.three_point_multipliers(P.eps)
     m = 2 * P.m_half
-    v, u = kkt.vu_from_multipliers(lam, X, y, m, chapter.GAMMA)
+    v, u = kkt.vu_from_multipliers(lam, X, y, m, gamma=chapter.GAMMA)
     sol = kkt.Problem3Solution(v, u, lam, P.m_half, P.m_half, chapter.GAMMA)
     z_cf = (1 + chapter.GAMMA) / 2 * (lam * y) @ X
     z_star = np.linalg.solve(X, y)
@@ -69,7 +69,9 @@ def _flow_claim(check, W_or_steps):
     if isinstance(W_or_steps, int):
         W0 = chapter.initial_weights(P)
         X, y = torch.as_tensor(A.X), torch.as_tensor(A.y)
-        run = flow.normalized_flow(chapter.network(P), W0, X, y, P.loss, 1.0, [W_or_steps])
+        run = flow.normalized_flow(
+            chapter.network(P), W0, X, y, loss=P.loss, lr=1.0, checkpoints=[W_or_steps]
+        )
     else:
         W = torch.as_tensor(W_or_steps)[None]
         zeros = np.zeros((1, W.shape[1]))

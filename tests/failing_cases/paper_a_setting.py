@@ -76,7 +76,7 @@ def _too_small_d_suff():
     P = _params()
     dims = {n: [assumptions.sufficient_dimension(n, P.gamma, P.delta) // 100] for n in P.ns}
     at = pd.DataFrame(
-        assumptions.lemma33_sweep(P.ns, None, 4, P.gamma, 1, dims=dims, gram="wishart")
+        assumptions.lemma33_sweep(P.ns, None, 4, P.gamma, seed=1, dims=dims, gram="wishart")
     )
     return chapter.assumption_holds_at_d_suff(P, _lemma_result(at_suff=at))
 

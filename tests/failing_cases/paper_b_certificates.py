@@ -55,7 +55,7 @@ def _lemma9():
     c, P = _cert(), _P()
     rng = seeds.rng(P.seed, "lemma-9-measures")
     samples = [cert.random_measure(c.teacher, 12, rng) for _ in range(P.measures)]
-    t = ch.lemma9_table(c.C, c.rho_sphere, c.teacher, samples, ["random"] * P.measures)
+    t = ch.lemma9_table(c.C, c.rho_sphere, c.teacher, samples, source=["random"] * P.measures)
     lams = np.array([0.04, 0.005])
     return _with_optima(
         ch.Lemma9(
@@ -86,7 +86,7 @@ def _orthogonal_atom(rho: float):
     B = c.teacher.info["basis"]
     n = np.eye(c.teacher.d)[:, 0] - B @ (B.T @ np.eye(c.teacher.d)[:, 0])
     n /= np.linalg.norm(n)
-    t = ch.lemma9_table(c.C, rho, c.teacher, [(n[None, :], np.array([1.0]))], ["orthogonal"])
+    t = ch.lemma9_table(c.C, rho, c.teacher, [(n[None, :], np.array([1.0]))], source=["orthogonal"])
     return replace(_lemma9(), lhs2=t["lhs2"], mass=t["mass"], far=t["far"], rho=rho)
 
 
@@ -99,7 +99,7 @@ def _with_optima(R, solve_at):
         opt_mass=np.array([o.mass() for o in opts]),
         opt_loss=np.array([o.loss(c.teacher) for o in opts]),
         opt_far=np.array(
-            [cert.lemma9_terms(c.C, c.rho_sphere, c.teacher, o.U, o.c)["far"] for o in opts]
+            [cert.lemma9_terms(c.C, c.rho_sphere, c.teacher, o.U, c=o.c)["far"] for o in opts]
         ),
     )
 
@@ -152,7 +152,7 @@ def _printed_holds():
     grad_{w_i} is the gradient of the neuron the direction moves: the printed sum is exact."""
     t = _cert().teacher
     lam, zeta = 0.01, 1e-3
-    s = cert.lemma7_snapshot(_near_teacher(1), t, lam, zeta, math.sqrt(_cert().C.p_norm2()))
+    s = cert.lemma7_snapshot(_near_teacher(1), t, lam, zeta, p_norm=math.sqrt(_cert().C.p_norm2()))
     assert s["covered"]
     return _l7(
         inner=np.array([s["inner"]]),

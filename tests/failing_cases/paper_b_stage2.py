@@ -23,10 +23,10 @@ CHAPTER = "paper_b/stage2"
 def _tiny():
     """A small Stage 1 network and its Stage 2 Lasso (d = 8, m = 12, lambda = 0.02)."""
     P = chapter.SPEC.params("smoke", d=8, m=12, sub_steps=400)
-    tch = tmod.make("random", P.d, 2, 3, 5)
+    tch = tmod.make("random", P.d, 2, 3, seed=5)
     net1 = alg.stage1(alg.symmetric_init(P.d, P.m, 6), tch)
     G, b, c, wts = alg.stage2_problem(net1.W, tch)
-    a_ref, v_ref = alg.stage2_cvxpy(G, b, c, wts, P.lam)
+    a_ref, v_ref = alg.stage2_cvxpy(G, b, c, wts, lam=P.lam)
     return P, tch, net1, (G, b, c, wts), a_ref, v_ref
 
 
@@ -37,13 +37,13 @@ def _wrong_subgradient():
     P, tch, net1, (G, b, c, wts), a_ref, v_ref = _tiny()
     eta = 1.0 / (2 * np.linalg.eigvalsh(G)[-1])
     a = np.array(net1.a, dtype=np.float64)
-    values = [alg.lasso_objective(a, G, b, c, wts, P.lam)]
+    values = [alg.lasso_objective(a, G, b, c, weights=wts, lam=P.lam)]
     sq = []
     for _ in range(P.sub_steps):
         g = G @ a - 2 * b + P.lam * wts * np.sign(a)
         sq.append(g @ g)
         a = a - eta * g
-        values.append(alg.lasso_objective(a, G, b, c, wts, P.lam))
+        values.append(alg.lasso_objective(a, G, b, c, weights=wts, lam=P.lam))
     values = np.asarray(values)
     T = np.arange(1, P.sub_steps + 1)
     bound = (np.sum((net1.a - a_ref) ** 2) + eta**2 * np.cumsum(sq)) / (2 * eta * T)

@@ -153,9 +153,9 @@ def test_wishart_gram_falls_back_to_the_data_below_n_and_is_seeded():
 
 
 def test_lemma33_sweep_gram_choice():
-    rows_c = As.lemma33_sweep([4], None, 3, 0.9, 0, dims={4: [50]})
-    rows_w = As.lemma33_sweep([4], None, 3, 0.9, 0, dims={4: [50]}, gram="wishart")
+    rows_c = As.lemma33_sweep([4], None, 3, 0.9, seed=0, dims={4: [50]})
+    rows_w = As.lemma33_sweep([4], None, 3, 0.9, seed=0, dims={4: [50]}, gram="wishart")
     assert [r["d"] for r in rows_c] == [r["d"] for r in rows_w]
     assert rows_c != rows_w  # other draws of the same law
     with pytest.raises(ValueError, match="gram"):
-        As.lemma33_sweep([4], None, 3, 0.9, 0, dims={4: [50]}, gram="exact")
+        As.lemma33_sweep([4], None, 3, 0.9, seed=0, dims={4: [50]}, gram="exact")

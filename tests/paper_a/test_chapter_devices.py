@@ -80,7 +80,7 @@ def test_rankdecay_step_and_metrics_on_meta(dtype):
         meta(7, 12, dtype=dtype),
         meta(7, dtype=dtype),
     )
-    values = one_step_under_guard(net, W, X, y, fns=rankdecay.run_metrics(net, X, y, Xt, yt))
+    values = one_step_under_guard(net, W, X, y, fns=rankdecay.run_metrics(net, X, y, Xt, yt=yt))
     assert set(values) == {"stable_rank", "test_accuracy", "train_accuracy"}
     assert values["test_accuracy"].shape == (3,)
 
@@ -126,7 +126,7 @@ def test_normalized_flow_steps_on_meta(per_config_data, act):
     y = meta(*((4,) if per_config_data else ()), 8)
     net.a(W)  # the second layer's one copy to the device, cached (as in any run)
     with pytest.raises(AssertionError, match="host read") as err, DeviceGuard(META) as guard:
-        flow.normalized_flow(net, W, X, y, "logistic", 0.5, [4])
+        flow.normalized_flow(net, W, X, y, loss="logistic", lr=0.5, checkpoints=[4])
     assert "got a tensor" not in str(err.value)
     assert guard.ops.count("logsumexp") == 5  # steps 0-4 evaluated before the first read
 
@@ -137,12 +137,14 @@ def test_flow_checkpoints_come_back_to_the_host_and_continue_on_the_data_device(
     X = torch.randn(6, 5, generator=g, dtype=F64)
     y = torch.tensor([1.0, -1, 1, -1, 1, 1], dtype=F64)
     W0 = net.init(5, 0.1, seed=1, batch=2)
-    run = flow.normalized_flow(net, W0, X, y, "exp", 0.2, [5, 20])
+    run = flow.normalized_flow(net, W0, X, y, loss="exp", lr=0.2, checkpoints=[5, 20])
     assert run.W.device.type == "cpu"
-    more = flow.continue_flow(run, net, X, y, "exp", [40])
+    more = flow.continue_flow(run, net, X, y, loss="exp", checkpoints=[40])
     assert more.W.shape[0] == run.W.shape[0] + 1
     # float32 data and weights: the loop runs in float32 (the NumPy fast path is float64 only)
-    r32 = flow.normalized_flow(net, W0.to(F32), X.to(F32), y.to(F32), "exp", 0.2, [20])
+    r32 = flow.normalized_flow(
+        net, W0.to(F32), X.to(F32), y.to(F32), loss="exp", lr=0.2, checkpoints=[20]
+    )
     assert r32.W.dtype == F32
     torch.testing.assert_close(r32.W[-1].double(), run.W[-1], rtol=1e-4, atol=1e-6)
 
@@ -236,10 +238,12 @@ def test_xor_train_and_test_float32_follows_float64():
     from twolayer.paper_a import xor
 
     net = LeakyNetwork(4, 4, "leaky_relu", 0.3)
-    b = xor.xor_batch(12, [8, 400], 2, 50, 0.25, 0.3, 0)
+    b = xor.xor_batch(12, [8, 400], 2, 50, beta=0.25, gamma=0.3, seed=0)
     kw = dict(tol=0.2)
-    r64 = xor.train_and_test(net, b, "logistic", [0.1, 1.0], 80, 0, **kw)
-    r32 = xor.train_and_test(net, b, "logistic", [0.1, 1.0], 80, 0, dtype="float32", **kw)
+    r64 = xor.train_and_test(net, b, "logistic", [0.1, 1.0], steps=80, seed=0, **kw)
+    r32 = xor.train_and_test(
+        net, b, "logistic", [0.1, 1.0], steps=80, seed=0, dtype="float32", **kw
+    )
     assert (r32.steps == r64.steps).all()
     np.testing.assert_allclose(r32.test_error, r64.test_error, atol=0.05)
     np.testing.assert_allclose(r32.train_error, r64.train_error, atol=0.05)

@@ -152,8 +152,8 @@ def test_one_step_is_the_normalised_gradient_step(tiny):
     """``W <- W - lr grad L / L``, with the gradient from torch's autograd on the loss formula."""
     P, S, T = tiny
     W0 = T.W0[5:6].clone()
-    one = flow.normalized_flow(S.net, W0, torch.as_tensor(S.Xc), torch.as_tensor(S.y), "exp",
-                               S.lr, [1])  # fmt: skip
+    one = flow.normalized_flow(S.net, W0, torch.as_tensor(S.Xc), torch.as_tensor(S.y), loss="exp",
+                               lr=S.lr, checkpoints=[1])  # fmt: skip
     W = W0[0].clone().requires_grad_(True)
     X, y = torch.as_tensor(S.Xc), torch.as_tensor(S.y)
     Z = W @ X.T
@@ -182,7 +182,7 @@ def test_the_trained_runs_pass_and_the_page_order_of_claims(tiny):
     hyp = gf.near_orthogonality(P, S)
     reached = gf.loss_below_log2_over_n(P, T)
     assert hyp.holds and reached.holds
-    claims = gf.training_claims(P, S, T, hyp, reached)
+    claims = gf.training_claims(P, S, T, hyp, reached=reached)
     assert [c.outcome() for c in claims] == [True] * len(claims)
     kinds = {c.name: c.kind for c in claims}
     assert kinds["item2_sign_pattern"] == "theorem"
@@ -208,7 +208,7 @@ def test_item7_bound_holds_at_the_convex_optimum_on_any_data():
         X = rng.standard_normal((5, 5)) + 2 * rng.standard_normal(5)  # separable
         y = np.array([1.0, -1.0, 1.0, -1.0, 1.0])
         m1, m2, g = int(rng.integers(1, 4)), int(rng.integers(1, 4)), float(rng.uniform(0.1, 1))
-        sol = kkt.solve_problem3(X, y, m1, m2, g)
+        sol = kkt.solve_problem3(X, y, m1, m2, gamma=g)
         z_star, _ = kkt.max_margin_separator(X, y)
         ratio = np.linalg.norm(sol.z) / np.linalg.norm(z_star)
         assert ratio <= 2 / (min(m1, m2) / max(m1, m2) + g) + 1e-7

@@ -105,7 +105,7 @@ def test_the_table_is_kkt_three_point_table_plus_the_solver_margins():
     # the solver's own margins: y_i <z, x_i> of Clarabel's z, re-solved here
     for k, e in enumerate(tab.eps):
         X, y = kkt.three_point_example(e)
-        sol = kkt.solve_problem3(X, y, P.m_half, P.m_half, 0.5)
+        sol = kkt.solve_problem3(X, y, P.m_half, P.m_half, gamma=0.5)
         assert tab.solver_margin2.iloc[k] == pytest.approx(-(X[1] @ sol.z), abs=1e-9)
         assert tab.solver_margin3.iloc[k] == pytest.approx(-(X[2] @ sol.z), abs=1e-9)
 

@@ -160,9 +160,11 @@ def test_equal_steps_leave_the_held_runs_unchanged():
     from twolayer.paper_a import models, xor
 
     net = models.LeakyNetwork(3, 3, gamma=0.5)
-    b = xor.xor_batch(8, [3, 10**9], 2, 200, 0.25, 0.5, seed=4)
-    old = xor.train_and_test(net, b, "exp", [0.01, 1.0], 40, 4, tol=0.05)
-    new = xor.train_and_test(net, b, "exp", [0.01, 1.0], 40, 4, tol=0.05, equal_steps=True)
+    b = xor.xor_batch(8, [3, 10**9], 2, 200, beta=0.25, gamma=0.5, seed=4)
+    old = xor.train_and_test(net, b, "exp", [0.01, 1.0], steps=40, seed=4, tol=0.05)
+    new = xor.train_and_test(
+        net, b, "exp", [0.01, 1.0], steps=40, seed=4, tol=0.05, equal_steps=True
+    )
     assert old[old.holds].equals(new[new.holds])
     assert (old[~old.holds].steps == 40).all() and (new.steps == new.steps.max()).all()
 

@@ -124,7 +124,7 @@ def test_the_gram_matrices_have_the_gaussian_law():
     """Draws at d = 4000: norms within a few units of sqrt(d), inner products of order
     sqrt(d) (Lemma 3.3's scales), over 64 data sets of 8 points."""
     rows = pd.DataFrame(
-        assumptions.lemma33_sweep([8], None, 64, 0.9, 3, dims={8: [4000]}, gram="wishart")
+        assumptions.lemma33_sweep([8], None, 64, 0.9, seed=3, dims={8: [4000]}, gram="wishart")
     )
     assert abs(float(np.median(rows.R_max**2 + rows.R_min**2)) / 2 / 4000 - 1) < 0.05
     # p / sqrt(d) is the max of 28 |N(0, 1)|-like variables: median about 2.4

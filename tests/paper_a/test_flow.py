@@ -30,11 +30,11 @@ def test_normalized_flow_checkpoints_and_history():
     net = models.LeakyNetwork(2, 1, gamma=0.5)
     W0 = net.init(6, torch.tensor([1e-3, 1.0]), seed=0, batch=2)
     X, y = ds.torch()
-    run = flow.normalized_flow(net, W0, X, y, "exp", 0.5, [10, 50])
+    run = flow.normalized_flow(net, W0, X, y, loss="exp", lr=0.5, checkpoints=[10, 50])
     assert list(run.checkpoints) == [0, 10, 50] and run.W.shape == (3, 2, 3, 6)
     assert run.log_loss.shape == (51, 2) and np.all(np.diff(run.log_time[1:], axis=0) > 0)
     same = trainer.gradient_descent(
-        net, W0, X, y, "exp", 0.5, 50, normalized=True, record_steps=[50]
+        net, W0, X, y, loss="exp", lr=0.5, steps=50, normalized=True, record_steps=[50]
     )
     assert torch.allclose(run.W[-1], same.W)  # segments change nothing
     step, t = run.first_below(math.log(2) / 6)
@@ -45,10 +45,10 @@ def test_normalized_flow_checkpoints_and_history():
 def test_flow_converges_to_problem3_optimum():
     ds = data.constructed_gram(6, 6, seed=1, gamma=0.5)
     net = models.LeakyNetwork(2, 2, gamma=0.5)
-    sol = kkt.solve_problem3(ds.X, ds.y, 2, 2, 0.5)
+    sol = kkt.solve_problem3(ds.X, ds.y, 2, 2, gamma=0.5)
     X, y = ds.torch()
     run = flow.normalized_flow(
-        net, net.init(6, 0.01, seed=0, batch=1), X, y, "exp", 0.5, [200, 2000]
+        net, net.init(6, 0.01, seed=0, batch=1), X, y, loss="exp", lr=0.5, checkpoints=[200, 2000]
     )
     dists = []
     for k in (1, 2):
@@ -61,7 +61,7 @@ def test_flow_converges_to_problem3_optimum():
 def _problem(seed=1, n=6, m1=2, m2=2, gamma=0.5):
     ds = data.constructed_gram(n, n, seed=seed, gamma=gamma)
     net = models.LeakyNetwork(m1, m2, gamma=gamma)
-    sol = kkt.solve_problem3(ds.X, ds.y, m1, m2, gamma)
+    sol = kkt.solve_problem3(ds.X, ds.y, m1, m2, gamma=gamma)
     return ds, net, sol
 
 
@@ -72,15 +72,15 @@ def test_normalized_flow_matches_trainer_per_configuration_steps_and_data():
     yb = torch.stack([y, y])
     W0 = net.init(6, 0.1, seed=2, batch=2)
     lr = np.array([0.5, 0.125])
-    run = flow.normalized_flow(net, W0, Xb, yb, "logistic", lr, [30])
+    run = flow.normalized_flow(net, W0, Xb, yb, loss="logistic", lr=lr, checkpoints=[30])
     ref = trainer.gradient_descent(
         net,
         W0,
         Xb,
         yb,
-        "logistic",
-        torch.as_tensor(lr),
-        30,
+        loss="logistic",
+        lr=torch.as_tensor(lr),
+        steps=30,
         normalized=True,
         record_steps=np.arange(31),
     )
@@ -88,20 +88,25 @@ def test_normalized_flow_matches_trainer_per_configuration_steps_and_data():
     assert np.allclose(run.log_loss, ref.history["log_loss"], rtol=1e-12)
     assert run.s.shape == (2, 2) and np.allclose(run.s[-1], 30 * lr)
     with np.testing.assert_raises(ValueError):
-        flow.normalized_flow(net, W0, Xb, yb, "exp", np.array([0.5, -1.0]), [3])
+        flow.normalized_flow(net, W0, Xb, yb, loss="exp", lr=np.array([0.5, -1.0]), checkpoints=[3])
 
 
 def test_continue_flow_equals_one_run():
     ds, net, _ = _problem()
     X, y = ds.torch()
     W0 = net.init(6, 0.3, seed=0, batch=2)
-    one = flow.normalized_flow(net, W0, X, y, "exp", 0.5, [10, 40])
+    one = flow.normalized_flow(net, W0, X, y, loss="exp", lr=0.5, checkpoints=[10, 40])
     two = flow.continue_flow(
-        flow.normalized_flow(net, W0, X, y, "exp", 0.5, [10]), net, X, y, "exp", [5, 40]
+        flow.normalized_flow(net, W0, X, y, loss="exp", lr=0.5, checkpoints=[10]),
+        net,
+        X,
+        y,
+        loss="exp",
+        checkpoints=[5, 40],
     )  # 5 <= 10 is ignored
     assert list(two.checkpoints) == [0, 10, 40]
     assert torch.allclose(one.W, two.W) and np.allclose(one.log_time[1:], two.log_time[1:])
-    assert flow.continue_flow(one, net, X, y, "exp", [20]) is one  # nothing to add
+    assert flow.continue_flow(one, net, X, y, loss="exp", checkpoints=[20]) is one  # nothing to add
 
 
 def test_steps_for_tolerance():
@@ -121,13 +126,17 @@ def test_flow_to_tolerance_reaches_tol_from_the_measured_rate():
     W0 = net.init(6, 1.0, seed=0, batch=2)
 
     def dev(W):
-        return kkt.deviations(net, W, ds.X, ds.y, sol, Xt)["dist_to_convex"]
+        return kkt.deviations(net, W, ds.X, ds.y, sol=sol, X_test=Xt)["dist_to_convex"]
 
-    run, total = flow.flow_to_tolerance(net, W0, X, y, "exp", 0.5, 200, dev, 0.01)
+    run, total = flow.flow_to_tolerance(
+        net, W0, X, y, loss="exp", lr=0.5, steps=200, deviations=dev, tolerances=0.01
+    )
     assert total > 200 and run.checkpoints[-1] == total
     assert np.all(dev(run.W[-1]) <= 0.01)
     # a loose tolerance needs no extension
-    run2, total2 = flow.flow_to_tolerance(net, W0, X, y, "exp", 0.5, 200, dev, 0.4)
+    run2, total2 = flow.flow_to_tolerance(
+        net, W0, X, y, loss="exp", lr=0.5, steps=200, deviations=dev, tolerances=0.4
+    )
     assert total2 == 200 and run2.checkpoints[-1] == 200
 
 
@@ -155,7 +164,7 @@ def test_distance_history_and_normalisation():
     X, y = ds.torch()
     W0 = torch.stack([torch.as_tensor(3 * sol.W), -torch.as_tensor(sol.W)])
     run = flow.FlowRun(np.array([0]), W0[None], np.zeros((1, 2)), np.zeros((1, 2)), 1.0)
-    dist = flow.distance_history(run, net, ds.X, ds.y, sol.W)
+    dist = flow.distance_history(run, net, ds.X, ds.y, W_star=sol.W)
     assert dist.shape == (1, 2) and dist[0, 0] < 1e-7 and np.isnan(dist[0, 1])
 
 
@@ -164,16 +173,18 @@ def test_certify_run_skips_checkpoints_that_do_not_separate():
     X, y = ds.torch()
     z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
     W0 = -torch.as_tensor(sol.W)[None]  # every margin is -1 at the start
-    run = flow.normalized_flow(net, W0, X, y, "exp", 0.5, [200])
+    run = flow.normalized_flow(net, W0, X, y, loss="exp", lr=0.5, checkpoints=[200])
     Xt = np.random.default_rng(0).standard_normal((100, 6))
-    table = flow.certify_run(run, net, ds.X, ds.y, sol, z_star, Xt)
+    table = flow.certify_run(run, net, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     assert list(table.step) == [200] and table.dist_to_convex.iloc[0] < 0.1
 
 
 def test_phase_diagram_certifies_where_the_assumption_holds():
     net = models.LeakyNetwork(2, 2, gamma=0.9)
     dims = {4: [4, 10**8]}
-    tab = flow.phase_diagram(net, [4], dims, 1, "exp", 1.0, 300, 0.05, 500, seed=0)
+    tab = flow.phase_diagram(
+        net, [4], dims, 1, loss="exp", init_scale=1.0, steps=300, tol=0.05, n_test=500, seed=0
+    )
     hi = tab[tab.d == 10**8].iloc[0]
     lo = tab[tab.d == 4].iloc[0]
     assert hi.holds and hi["all items"] and hi.steps >= 300
@@ -194,18 +205,18 @@ def test_first_dimension():
 
 def test_initializations_layout_and_scale():
     net = models.LeakyNetwork(2, 1, gamma=0.5)
-    W = flow.initializations(net, 5, 100, 2.0, [0.1, 1.0], 3, seed=4)
+    W = flow.initializations(net, 5, 100, 2.0, mults=[0.1, 1.0], directions=3, seed=4)
     assert W.shape == (6, 3, 5)
     # run b is direction b // 2 at scale mults[b % 2]: same direction, ten times larger
     assert torch.allclose(W[1], 10 * W[0]) and not torch.allclose(W[2], 10 * W[0])
-    big = flow.initializations(net, 5, 100, 2.0, [1.0], 2000, seed=0)
+    big = flow.initializations(net, 5, 100, 2.0, mults=[1.0], directions=2000, seed=0)
     assert abs(float(big.std()) - 2.0 / math.sqrt(100)) < 0.01  # N(0, scale^2/d)
 
 
 def test_deviation_function_rows():
     ds, net, sol = _problem()
     Xt = np.random.default_rng(0).standard_normal((50, 6))
-    dev = flow.deviation_function(net, ds.X, ds.y, sol, Xt, kkt_residual=True)
+    dev = flow.deviation_function(net, ds.X, ds.y, sol, X_test=Xt, kkt_residual=True)
     W = torch.stack([torch.as_tensor(2 * sol.W), torch.as_tensor(sol.W + 0.1)])
     out = dev(W)
     assert out.shape == (len(kkt.DEVIATIONS) + 1, 2)
@@ -214,7 +225,17 @@ def test_deviation_function_rows():
 
 def test_leak_sweep_converges_and_reports_item7():
     table, curves = flow.leak_sweep(
-        6, 6, [(1, 1), (1, 2)], [0.5, 1.0], 0.9, "exp", 1.0, 200, 0.05, 200, seed=0
+        6,
+        6,
+        [(1, 1), (1, 2)],
+        [0.5, 1.0],
+        gap=0.9,
+        loss="exp",
+        init_scale=1.0,
+        steps=200,
+        tol=0.05,
+        n_test=200,
+        seed=0,
     )
     assert len(table) == 4 and set(curves) == {(g, 1, m) for g in (0.5, 1.0) for m in (1, 2)}
     assert (table.deviation <= 0.05).all() and (table.ratio <= 1).all()
@@ -228,11 +249,11 @@ def test_numpy_loop_agrees_with_the_torch_loop(loss, monkeypatch):
     ds, net, _ = _problem()
     X, y = ds.torch()
     W0 = net.init(6, torch.tensor([0.01, 1.0, 30.0]), seed=5, batch=3)
-    fast = flow.normalized_flow(net, W0, X, y, loss, 0.5, [7, 300])
+    fast = flow.normalized_flow(net, W0, X, y, loss=loss, lr=0.5, checkpoints=[7, 300])
     monkeypatch.setattr(flow, "NUMPY_LOOP", False)
-    slow = flow.normalized_flow(net, W0, X, y, loss, 0.5, [7, 300])
+    slow = flow.normalized_flow(net, W0, X, y, loss=loss, lr=0.5, checkpoints=[7, 300])
     ref = trainer.gradient_descent(
-        net, W0, X, y, loss, 0.5, 300, normalized=True, record_steps=[300]
+        net, W0, X, y, loss=loss, lr=0.5, steps=300, normalized=True, record_steps=[300]
     )
     assert torch.equal(slow.W[-1], ref.W)  # the torch loop is the trainer's update exactly
     assert torch.allclose(fast.W, slow.W, rtol=1e-12, atol=0)
@@ -244,9 +265,9 @@ def test_smoothed_activation_takes_the_torch_loop():
     X, y = ds.torch()
     net = models.LeakyNetwork(2, 2, phi="smoothed_leaky_relu", gamma=0.5)
     W0 = net.init(6, 0.3, seed=1, batch=2)
-    run = flow.normalized_flow(net, W0, X, y, "logistic", 0.5, [50])
+    run = flow.normalized_flow(net, W0, X, y, loss="logistic", lr=0.5, checkpoints=[50])
     ref = trainer.gradient_descent(
-        net, W0, X, y, "logistic", 0.5, 50, normalized=True, record_steps=[50]
+        net, W0, X, y, loss="logistic", lr=0.5, steps=50, normalized=True, record_steps=[50]
     )
     # no NumPy path for it: the dispatch says "torch", and the torch loop is the trainer's
     # update (the same operations; other shapes may round differently on other kernels, so to

@@ -17,22 +17,22 @@ TOL = 1e-7  # Clarabel runs to 1e-10 gaps
 @pytest.fixture(scope="module")
 def problem():
     ds = data.constructed_gram(8, 12, seed=3, gamma=0.5, ratio=0.9)
-    sol = kkt.solve_problem3(ds.X, ds.y, 3, 2, 0.5)
+    sol = kkt.solve_problem3(ds.X, ds.y, 3, 2, gamma=0.5)
     return ds, sol
 
 
 def test_problem3_optimum_is_kkt_point_of_problem1(problem):
     ds, sol = problem
     net = models.LeakyNetwork(3, 2, gamma=0.5)
-    res = kkt.problem1_kkt_residual(net, sol.W, ds.X, ds.y, sol.lam)
+    res = kkt.problem1_kkt_residual(net, sol.W, ds.X, ds.y, lam=sol.lam)
     assert max(res.values()) < TOL, res
 
 
 def test_item2_formula_and_its_inverse(problem):
     ds, sol = problem
-    v, u = kkt.vu_from_multipliers(sol.lam, ds.X, ds.y, 5, 0.5)
+    v, u = kkt.vu_from_multipliers(sol.lam, ds.X, ds.y, 5, gamma=0.5)
     assert np.allclose(v, sol.v, atol=TOL) and np.allclose(u, sol.u, atol=TOL)
-    lam, res = kkt.multipliers_from_vu(sol.v, sol.u, ds.X, ds.y, 5, 0.5)
+    lam, res = kkt.multipliers_from_vu(sol.v, sol.u, ds.X, ds.y, m=5, gamma=0.5)
     assert res < TOL and np.allclose(lam, sol.lam, atol=1e-6)
 
 
@@ -58,14 +58,14 @@ def test_certify_at_the_optimum_and_scale_invariance(problem):
     net = models.LeakyNetwork(3, 2, gamma=0.5)
     z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
     Xt = np.random.default_rng(1).standard_normal((500, ds.d))
-    c = kkt.certify(net, 7.5 * sol.W, ds.X, ds.y, sol, z_star, Xt)
+    c = kkt.certify(net, 7.5 * sol.W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     # dist_to_convex = |1 / min q - 1| at a multiple of W*: as small as the solver makes the
     # optimum's margins 1 (1e-10, or 1e-8 where _solve falls back to Clarabel's defaults), so
     # bounded by TOL like margin_max_dev; the rows of W* coincide by construction (exact 0)
     assert c["dist_to_convex"] < TOL and c["margin_max_dev"] < TOL and c["row_collapse"] < 1e-12
     assert c["rank_ratio"] < 1e-9 and c["lambda_in_range"] and c["sign_agreement"] == 1.0
     with pytest.raises(ValueError):
-        kkt.certify(net, -sol.W, ds.X, ds.y, sol, z_star, Xt)
+        kkt.certify(net, -sol.W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
 
 
 def test_kappa_and_bound():
@@ -76,7 +76,7 @@ def test_kappa_and_bound():
 @pytest.mark.parametrize("eps", [1e-3, 1 / 72, 0.3])
 def test_three_point_multipliers(eps):
     X, y = kkt.three_point_example(eps)
-    sol = kkt.solve_problem3(X, y, 1, 1, kkt.THREE_POINT_GAMMA)
+    sol = kkt.solve_problem3(X, y, 1, 1, gamma=kkt.THREE_POINT_GAMMA)
     assert np.allclose(sol.lam, kkt.three_point_multipliers(eps), atol=TOL)
     assert np.allclose(
         kkt.three_point_kkt_system(eps), kkt.three_point_multipliers(eps), atol=1e-12
@@ -115,8 +115,8 @@ def test_deviations_match_certify_and_are_nan_without_separation(problem):
     Xt = np.random.default_rng(2).standard_normal((300, ds.d))
     rng = np.random.default_rng(3)
     W = torch.as_tensor(sol.W + 0.05 * rng.standard_normal(sol.W.shape))
-    dev = kkt.deviations(net, torch.stack([W, -W]), ds.X, ds.y, sol, Xt)
-    c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+    dev = kkt.deviations(net, torch.stack([W, -W]), ds.X, ds.y, sol=sol, X_test=Xt)
+    c = kkt.certify(net, W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     for key in ("margin_max_dev", "row_collapse", "rank_ratio", "dist_to_convex"):
         assert dev[key][0] == pytest.approx(c[key], rel=1e-10), key
     assert dev["sign_disagreement"][0] == pytest.approx(1 - c["sign_agreement"])
@@ -128,7 +128,7 @@ def test_certify_reports_sign_pattern_and_slacks(problem):
     net = models.LeakyNetwork(3, 2, gamma=0.5)
     z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
     Xt = np.random.default_rng(1).standard_normal((100, ds.d))
-    c = kkt.certify(net, sol.W, ds.X, ds.y, sol, z_star, Xt)
+    c = kkt.certify(net, sol.W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     assert c["sign_pattern_min"] > 0 and c["z_slack"] < 1e-7 and c["sign_pattern_slack"] < 1e-7
     # push u past zero on a positive point: the data stay separated, but item 2's signs fail
     # there (the answer is "no")
@@ -140,7 +140,7 @@ def test_certify_reports_sign_pattern_and_slacks(problem):
         float(net.margins(torch.as_tensor(W), torch.as_tensor(ds.X), torch.as_tensor(ds.y)).min())
         > 0
     )
-    bad = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+    bad = kkt.certify(net, W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     assert bad["sign_pattern_min"] < 0 and bad["sign_pattern_slack"] > 0
 
 
@@ -168,7 +168,7 @@ def test_angle_is_accurate_for_tiny_angles():
 def test_three_point_closed_forms_match_the_solvers(eps):
     X, y = kkt.three_point_example(eps)
     z, z_star = kkt.three_point_closed_forms(eps)
-    sol = kkt.solve_problem3(X, y, 2, 2, kkt.THREE_POINT_GAMMA)
+    sol = kkt.solve_problem3(X, y, 2, 2, gamma=kkt.THREE_POINT_GAMMA)
     zs, mu = kkt.max_margin_separator(X, y)
     assert np.allclose(sol.z, z, atol=TOL) and np.allclose(zs, z_star, atol=TOL)
     assert np.all(mu > 0)  # every constraint of the max-margin problem is active
@@ -231,7 +231,7 @@ def test_certify_newer_measures_match_their_definitions(problem):
     z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
     Xt = np.random.default_rng(2).standard_normal((300, ds.d))
     W = _perturbed(sol, scale=0.2)
-    c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+    c = kkt.certify(net, W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     q = net.margins(torch.as_tensor(W), torch.as_tensor(ds.X), torch.as_tensor(ds.y)).numpy()
     Wn = W / q.min()
     v, u = Wn[:3].mean(axis=0), Wn[3:].mean(axis=0)
@@ -247,7 +247,7 @@ def test_certify_newer_measures_match_their_definitions(problem):
     assert c["sign_margin_bound"] == pytest.approx(guaranteed)
     assert 0 < c["sign_margin_bound"] < 1  # the perturbation leaves some points unguaranteed
     lo, hi = kkt.multiplier_bounds(ds.X, 0.5)
-    lam, _ = kkt.multipliers_from_vu(v, u, ds.X, ds.y, 5, 0.5)
+    lam, _ = kkt.multipliers_from_vu(v, u, ds.X, ds.y, m=5, gamma=0.5)
     assert c["lambda_in_range"] == bool(lam.min() > lo and lam.max() < hi)
     assert c["lambda_min"] == pytest.approx(lam.min()) and c["lambda_max"] == pytest.approx(
         lam.max()
@@ -260,9 +260,9 @@ def test_deviations_equal_certify_run_by_run(problem):
     z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
     Xt = np.random.default_rng(3).standard_normal((200, ds.d))
     Ws = np.stack([_perturbed(sol, 0.1, s) for s in range(3)] + [-sol.W])
-    dev = kkt.deviations(net, Ws, ds.X, ds.y, sol, Xt)
+    dev = kkt.deviations(net, Ws, ds.X, ds.y, sol=sol, X_test=Xt)
     for b in range(3):
-        c = kkt.certify(net, Ws[b], ds.X, ds.y, sol, z_star, Xt)
+        c = kkt.certify(net, Ws[b], ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
         for k in ("margin_max_dev", "row_collapse", "rank_ratio", "dist_to_convex"):
             assert dev[k][b] == pytest.approx(c[k], rel=1e-9, abs=1e-14), k
         assert dev["sign_disagreement"][b] == pytest.approx(1 - c["sign_agreement"])
@@ -280,7 +280,7 @@ def test_z_slack_away_from_the_optimum(problem):
     Xt = np.random.default_rng(1).standard_normal((50, ds.d))
     rng = np.random.default_rng(7)
     W = sol.W + 0.3 * rng.standard_normal(sol.W.shape) @ np.diag(np.ones(ds.d))
-    c = kkt.certify(net, torch.as_tensor(W), ds.X, ds.y, sol, z_star, Xt)
+    c = kkt.certify(net, torch.as_tensor(W), ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     q = net.margins(torch.as_tensor(W), torch.as_tensor(ds.X), torch.as_tensor(ds.y))
     Wn = W / float(q.min())
     expected = np.linalg.norm(Wn - sol.W) / np.linalg.norm(z_star)

@@ -19,14 +19,14 @@ TOL = 1e-7  # what the positive tests accept at the optimum (Clarabel runs to 1e
 def problem():
     ds = data.constructed_gram(8, 12, seed=3, gamma=0.5, ratio=0.9)
     net = models.LeakyNetwork(3, 2, gamma=0.5)
-    sol = kkt.solve_problem3(ds.X, ds.y, 3, 2, 0.5)
+    sol = kkt.solve_problem3(ds.X, ds.y, 3, 2, gamma=0.5)
     z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
     Xt = np.random.default_rng(1).standard_normal((500, ds.d))
     return ds, net, sol, z_star, Xt
 
 
 def _residual(net, W, ds, lam):
-    return kkt.problem1_kkt_residual(net, W, ds.X, ds.y, lam)
+    return kkt.problem1_kkt_residual(net, W, ds.X, ds.y, lam=lam)
 
 
 def _feasible(net, W, ds):
@@ -53,7 +53,7 @@ def test_random_separating_w_is_not_a_kkt_point(problem):
     W = _feasible(net, W, ds)
     # its best multipliers (least squares on item 2's form) still leave a large residual
     v, u = kkt.group_means(W, 3)
-    lam, _ = kkt.multipliers_from_vu(v, u, ds.X, ds.y, 5, 0.5)
+    lam, _ = kkt.multipliers_from_vu(v, u, ds.X, ds.y, m=5, gamma=0.5)
     for mult in (sol.lam, lam, np.ones(ds.n)):
         res = _residual(net, W, ds, mult)
         assert res["stationarity"] > 0.05, res
@@ -69,7 +69,7 @@ def test_perturbed_optimum_is_measured_as_such(problem, eps):
     res = _residual(net, W, ds, sol.lam)
     # stationarity moves linearly with the perturbation: far above the solver's tolerance
     assert res["stationarity"] > eps / 10 and res["stationarity"] > 100 * TOL
-    c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+    c = kkt.certify(net, W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     assert c["dist_to_convex"] > eps / 10
     assert c["row_collapse"] > eps / 100  # rows of a group no longer coincide
     assert c["rank_ratio"] > eps / 1000  # W* has rank 2; a generic perturbation not
@@ -77,7 +77,7 @@ def test_perturbed_optimum_is_measured_as_such(problem, eps):
     assert c["lambda_residual"] > eps / 1000  # means no longer of item 2's form
     # and each measure grows with the perturbation (compared with a perturbation 10x smaller)
     W_small = sol.W + eps / 10 * np.linalg.norm(sol.W) * dW / np.linalg.norm(dW)
-    c_small = kkt.certify(net, W_small, ds.X, ds.y, sol, z_star, Xt)
+    c_small = kkt.certify(net, W_small, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     for k in ("dist_to_convex", "row_collapse", "margin_max_dev"):
         assert c[k] > 3 * c_small[k], (k, c[k], c_small[k])
 
@@ -118,48 +118,48 @@ def test_certify_flags_uncollapsed_rows_and_wrong_multipliers(problem):
     ds, net, sol, z_star, Xt = problem
     W = sol.W.copy()
     W[0] += 0.2 * (W[1] - W[0]) + 0.3 * np.linalg.norm(W[0]) * np.eye(ds.d)[0]
-    c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+    c = kkt.certify(net, W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     assert c["row_collapse"] > 0.01 and c["dist_to_convex"] > 0.01
     # z of the group means is not z of Problem (3): the ratio to z* moves
-    c0 = kkt.certify(net, sol.W, ds.X, ds.y, sol, z_star, Xt)
+    c0 = kkt.certify(net, sol.W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     assert abs(c["z_ratio"] - c0["z_ratio"]) > 1e-4
 
 
 def test_certify_against_another_problems_optimum_says_far(problem):
     ds, net, sol, z_star, Xt = problem
     other = data.constructed_gram(8, 12, seed=4, gamma=0.5, ratio=0.9)
-    sol_other = kkt.solve_problem3(other.X, other.y, 3, 2, 0.5)
-    c = kkt.certify(net, sol.W, ds.X, ds.y, sol_other, z_star, Xt)
+    sol_other = kkt.solve_problem3(other.X, other.y, 3, 2, gamma=0.5)
+    c = kkt.certify(net, sol.W, ds.X, ds.y, sol=sol_other, z_star=z_star, X_test=Xt)
     assert c["dist_to_convex"] > 0.1
 
 
 def test_multipliers_from_vu_says_no_outside_item2s_form(problem):
     ds, _, sol, _, _ = problem
     rng = np.random.default_rng(2)
-    _, res = kkt.multipliers_from_vu(sol.v, sol.u, ds.X, ds.y, 5, 0.5)
+    _, res = kkt.multipliers_from_vu(sol.v, sol.u, ds.X, ds.y, m=5, gamma=0.5)
     assert res < TOL
     # a direction outside span{x_i} cannot be written as item 2 prescribes
     Q, _ = np.linalg.qr(ds.X.T)
     out = rng.standard_normal(ds.d)
     out -= Q @ (Q.T @ out)
     if np.linalg.norm(out) > 1e-8:
-        _, res = kkt.multipliers_from_vu(sol.v + out, sol.u, ds.X, ds.y, 5, 0.5)
+        _, res = kkt.multipliers_from_vu(sol.v + out, sol.u, ds.X, ds.y, m=5, gamma=0.5)
         assert res > 1e-3
     # and inside the span, a pair not coupled by gamma the way item 2 couples it
-    _, res = kkt.multipliers_from_vu(sol.v, -sol.u, ds.X, ds.y, 5, 0.5)
+    _, res = kkt.multipliers_from_vu(sol.v, -sol.u, ds.X, ds.y, m=5, gamma=0.5)
     assert res > 1e-3
 
 
 def test_item2_formula_depends_on_every_input(problem):
     ds, _, sol, _, _ = problem
-    v, u = kkt.vu_from_multipliers(sol.lam, ds.X, ds.y, 5, 0.5)
-    for args in (
+    v, u = kkt.vu_from_multipliers(sol.lam, ds.X, ds.y, 5, gamma=0.5)
+    for *args, gamma in (
         (2 * sol.lam, ds.X, ds.y, 5, 0.5),
         (sol.lam, ds.X, -ds.y, 5, 0.5),
         (sol.lam, ds.X, ds.y, 6, 0.5),
         (sol.lam, ds.X, ds.y, 5, 0.3),
     ):
-        v2, u2 = kkt.vu_from_multipliers(*args)
+        v2, u2 = kkt.vu_from_multipliers(*args, gamma=gamma)
         assert not (np.allclose(v2, v) and np.allclose(u2, u)), args
 
 
@@ -182,7 +182,9 @@ def test_infeasible_problems_make_the_solver_fail():
     # pattern, so it is a restriction of Problem (1) that only near-orthogonal data makes
     # exact.) A zero input asks 0 >= 1 of Problem (3):
     with pytest.raises(RuntimeError, match="status"):
-        kkt.solve_problem3(np.array([[1.0, 0.0], [0.0, 0.0]]), np.array([1.0, -1.0]), 1, 1, 0.5)
+        kkt.solve_problem3(
+            np.array([[1.0, 0.0], [0.0, 0.0]]), np.array([1.0, -1.0]), 1, 1, gamma=0.5
+        )
 
 
 @pytest.mark.parametrize(
@@ -191,15 +193,15 @@ def test_infeasible_problems_make_the_solver_fail():
 def test_labels_must_be_plus_minus_one(y):
     X = np.eye(3)
     with pytest.raises(ValueError, match=r"^y must be a vector with entries in \{-1, \+1\}$"):
-        kkt.solve_problem3(X, y, 1, 1, 0.5)
+        kkt.solve_problem3(X, y, 1, 1, gamma=0.5)
     with pytest.raises(ValueError, match="y must be"):
-        kkt.vu_from_multipliers(np.ones(3), X, y, 2, 0.5)
+        kkt.vu_from_multipliers(np.ones(3), X, y, 2, gamma=0.5)
 
 
 def test_three_point_example_outside_the_assumption_is_not_max_margin():
     """Paper A, Appendix B: for eps > 0 the KKT point's z is not the max-margin separator."""
     X, y = kkt.three_point_example(0.3)
-    sol = kkt.solve_problem3(X, y, 1, 1, kkt.THREE_POINT_GAMMA)
+    sol = kkt.solve_problem3(X, y, 1, 1, gamma=kkt.THREE_POINT_GAMMA)
     z_star, _ = kkt.max_margin_separator(X, y)
     cos = sol.z @ z_star / (np.linalg.norm(sol.z) * np.linalg.norm(z_star))
     assert cos < 1 - 1e-4
@@ -219,7 +221,7 @@ def test_certify_values_match_their_definitions(problem):
     perturbed optimum (where none of them is trivially 0 or 1)."""
     ds, net, sol, z_star, Xt = problem
     W = _perturbed(sol, 0.05, 11)
-    c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+    c = kkt.certify(net, W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
     q = net.margins(torch.as_tensor(W), torch.as_tensor(ds.X), torch.as_tensor(ds.y)).numpy()
     Wn = W / q.min()
     qn = q / q.min()
@@ -243,7 +245,7 @@ def test_certify_values_match_their_definitions(problem):
     }
     for k, want in expected.items():
         assert c[k] == pytest.approx(want, rel=1e-9, abs=1e-12), k
-    lam, res = kkt.multipliers_from_vu(v, u, ds.X, ds.y, 5, 0.5)
+    lam, res = kkt.multipliers_from_vu(v, u, ds.X, ds.y, m=5, gamma=0.5)
     assert (c["lambda_min"], c["lambda_max"], c["lambda_residual"]) == pytest.approx(
         (lam.min(), lam.max(), res), rel=1e-9
     )
@@ -255,9 +257,9 @@ def test_certify_rank_ratio_with_few_rows(problem):
     ds, _, _, z_star, Xt = problem
     for m1, m2 in ((1, 1), (2, 1)):  # sigma_3 needs min(m, d) >= 3
         net = models.LeakyNetwork(m1, m2, gamma=0.5)
-        sol = kkt.solve_problem3(ds.X, ds.y, m1, m2, 0.5)
+        sol = kkt.solve_problem3(ds.X, ds.y, m1, m2, gamma=0.5)
         W = _perturbed(sol, 0.05, 3)
-        c = kkt.certify(net, W, ds.X, ds.y, sol, z_star, Xt)
+        c = kkt.certify(net, W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
         if m1 + m2 < 3:
             assert c["rank_ratio"] == 0.0
         else:
@@ -274,7 +276,7 @@ def test_certify_rank_ratio_with_few_rows(problem):
 def test_certify_refuses_a_zero_margin(problem):
     ds, net, sol, z_star, Xt = problem
     with pytest.raises(ValueError, match="^W does not separate the training data$"):
-        kkt.certify(net, np.zeros_like(sol.W), ds.X, ds.y, sol, z_star, Xt)
+        kkt.certify(net, np.zeros_like(sol.W), ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
 
 
 def test_lambda_in_range_needs_both_bounds(problem, monkeypatch):
@@ -286,7 +288,7 @@ def test_lambda_in_range_needs_both_bounds(problem, monkeypatch):
         (lam.min() * 2, lam.max() * 2, False),
     ):  # below the lower bound
         monkeypatch.setattr(kkt, "multiplier_bounds", lambda X, g, b=(lo, hi): b)
-        c = kkt.certify(net, sol.W, ds.X, ds.y, sol, z_star, Xt)
+        c = kkt.certify(net, sol.W, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
         assert c["lambda_in_range"] is inside, (lo, hi)
 
 
@@ -300,9 +302,9 @@ def test_multipliers_residual_is_relative(problem):
     """The residual of item 2's form is relative: the same for (v, u) scaled by any c > 0."""
     ds, _, sol, _, _ = problem
     v, u = sol.v, -sol.u  # not of item 2's form
-    _, res = kkt.multipliers_from_vu(v, u, ds.X, ds.y, 5, 0.5)
+    _, res = kkt.multipliers_from_vu(v, u, ds.X, ds.y, m=5, gamma=0.5)
     for c in (1e-4, 3.0):
-        _, res_c = kkt.multipliers_from_vu(c * v, c * u, ds.X, ds.y, 5, 0.5)
+        _, res_c = kkt.multipliers_from_vu(c * v, c * u, ds.X, ds.y, m=5, gamma=0.5)
         assert res_c == pytest.approx(res, rel=1e-9)
     assert res > 1e-3
 
@@ -321,6 +323,6 @@ def test_three_point_example_configuration_and_range():
 def test_three_point_kkt_system_with_more_neurons():
     """The linear system of item 2 and Problem (3)'s solver agree for m1 = m2 = 2 too."""
     X, y = kkt.three_point_example(0.1)
-    sol = kkt.solve_problem3(X, y, 2, 2, kkt.THREE_POINT_GAMMA)
+    sol = kkt.solve_problem3(X, y, 2, 2, gamma=kkt.THREE_POINT_GAMMA)
     assert sol.gamma == kkt.THREE_POINT_GAMMA and (sol.m1, sol.m2) == (2, 2)
     assert np.allclose(kkt.three_point_kkt_system(0.1, m=4), sol.lam, atol=1e-7)

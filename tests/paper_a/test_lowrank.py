@@ -76,11 +76,11 @@ def test_init_bound_gives_the_step1_bound():
     ds, X, y, net, c = _setup()
     alpha = c.step_bound
     g0 = lowrank.grad_at_zero_norm(ds.X, ds.y, 0.5)
-    b = lowrank.init_bound(16, 120, c, alpha, g0, eps=0.05, delta=1e-3)
+    b = lowrank.init_bound(16, 120, c, alpha, grad0=g0, eps=0.05, delta=1e-3)
     assert b.omega == min(b.omega_f, b.omega_step) > 0
     W0 = net.init(120, b.omega, seed=1, batch=32)
     lr = torch.full((32,), alpha, dtype=torch.float64)
-    real = lowrank.init_condition(net, W0, X, y, lr, 0.5, 0.05)
+    real = lowrank.init_condition(net, W0, X, y, lr=lr, gamma=0.5, eps=0.05)
     assert (
         real["holds"].all()
         and (real["f_max"] <= 1 / 50).all()
@@ -99,7 +99,7 @@ def test_init_bound_gives_the_step1_bound():
     assert (res.history["stable_rank"][1] <= lowrank.step1_bound(0.05)).all()
     # 100 times larger: the condition fails and the rank stays high
     W_big = W0 * 1e3
-    real = lowrank.init_condition(net, W_big, X, y, lr, 0.5, 0.05)
+    real = lowrank.init_condition(net, W_big, X, y, lr=lr, gamma=0.5, eps=0.05)
     assert not real["holds"].any()
     _, _, G = net.loss_and_grad(W_big, X, y, losses.get_loss("logistic"))
     res = trainer.gradient_descent(
@@ -116,7 +116,7 @@ def test_init_bound_gives_the_step1_bound():
     assert (res.history["stable_rank"][1] >= lower * (1 - 1e-12)).all()
     assert (lower > lowrank.step1_bound(0.05)).all()
     with pytest.raises(ValueError):
-        lowrank.init_bound(16, 120, c, alpha, g0, eps=1.5)
+        lowrank.init_bound(16, 120, c, alpha, grad0=g0, eps=1.5)
 
 
 def test_bounds_formulas():
@@ -133,7 +133,7 @@ def test_trajectory_bound_holds_for_any_step(lr_mult):
     ds, X, y, net, c = _setup(seed=2)
     alpha = c.step_bound
     g0 = lowrank.grad_at_zero_norm(ds.X, ds.y, 0.5)
-    b = lowrank.init_bound(16, 120, c, alpha, g0)
+    b = lowrank.init_bound(16, 120, c, alpha, grad0=g0)
     W0 = net.init(120, b.omega, seed=3, batch=4)
     res = trainer.gradient_descent(
         net,

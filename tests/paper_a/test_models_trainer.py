@@ -567,11 +567,11 @@ def test_per_configuration_data_sets_equal_separate_runs():
     yb = torch.as_tensor(np.stack([s.y for s in sets]))
     W0 = net.init(30, 0.1, seed=0, batch=3)
     res = gradient_descent(
-        net, W0, Xb, yb, "exp", lr=0.1, steps=40, normalized=True, record_steps=[0, 40]
+        net, W0, Xb, yb, loss="exp", lr=0.1, steps=40, normalized=True, record_steps=[0, 40]
     )
     for b, s in enumerate(sets):
         X, y = s.torch()
         one = gradient_descent(
-            net, W0[b], X, y, "exp", lr=0.1, steps=40, normalized=True, record_steps=[0, 40]
+            net, W0[b], X, y, loss="exp", lr=0.1, steps=40, normalized=True, record_steps=[0, 40]
         )
         torch.testing.assert_close(res.W[b], one.W, rtol=1e-12, atol=1e-14)

@@ -15,13 +15,17 @@ COMMON = dict(n=10, m=4, gamma=0.1, beta=0.1, steps=5, n_test=20, records=4)
 
 
 def test_figure1_configs_keys():
-    cf = rankdecay.figure1_configs([7, 8], [50, 100], 100, [1.0, 0.1], 0.02, 0.01, 0.16, **COMMON)
+    cf = rankdecay.figure1_configs(
+        [7, 8], [50, 100], 100, [1.0, 0.1], left_scale=0.02, left_lr=0.01, right_lr=0.16, **COMMON
+    )
     left = [k for k in cf if k[0] == "left"]
     grid = [k for k in cf if k[0] == "grid"]
     assert len(left) == 2 * 2 and len(grid) == 2 * 2 * 2  # d_right already in dims
     assert cf[("left", 50, 7)]["init_scale"] == 0.02 and cf[("left", 50, 7)]["lr"] == 0.01
     assert cf[("grid", 100, 0.1, 8)]["lr"] == 0.16 and cf[("grid", 100, 0.1, 8)]["seed"] == 8
-    cf = rankdecay.figure1_configs([7], [50], 300, [1.0], 0.02, 0.01, 0.16, **COMMON)
+    cf = rankdecay.figure1_configs(
+        [7], [50], 300, [1.0], left_scale=0.02, left_lr=0.01, right_lr=0.16, **COMMON
+    )
     assert ("grid", 300, 1.0, 7) in cf and ("left", 300, 7) not in cf
 
 

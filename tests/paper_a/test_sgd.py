@@ -94,15 +94,17 @@ def test_one_step_is_a_minibatch_gradient_step():
         y,
         X,
         y,
-        init_scales=[1.0, 0.1],
-        width=8,
-        loss="logistic",
-        lr=0.3,
-        batch_size=6,
-        steps=1,
-        seed=4,
-        dtype="float64",
-        record_steps=[0, 1],
+        config=sgd.SGDConfig(
+            init_scales=[1.0, 0.1],
+            width=8,
+            loss="logistic",
+            lr=0.3,
+            batch_size=6,
+            steps=1,
+            seed=4,
+            dtype="float64",
+            record_steps=[0, 1],
+        ),
     )
     p0 = sgd.glorot_uniform_init(5, 8, 1, [1.0, 0.1], seed=4, dtype=F64)
     idx = sgd.batch_schedule(len(y), 6, 1, seed=4)[0]
@@ -122,14 +124,16 @@ def test_history_shapes_accuracy_and_learning():
         y[:150],
         X[150:],
         y[150:],
-        init_scales=[1.0, 0.05],
-        width=32,
-        loss="cross_entropy",
-        lr=0.2,
-        batch_size=16,
-        steps=300,
-        seed=0,
-        record_steps=[0, 100, 300],
+        config=sgd.SGDConfig(
+            init_scales=[1.0, 0.05],
+            width=32,
+            loss="cross_entropy",
+            lr=0.2,
+            batch_size=16,
+            steps=300,
+            seed=0,
+            record_steps=[0, 100, 300],
+        ),
     )
     for k in ("stable_rank", "train_acc", "test_acc", "train_loss", "test_loss"):
         assert r.history[k].shape == (3, 2)
@@ -157,19 +161,21 @@ def test_batched_equals_separate_runs_and_reproducible():
         dtype="float64",
         record_steps=[0, 25, 50],
     )
-    both = sgd.train(X, y, X, y, init_scales=[1.0, 0.02], **kw)
-    again = sgd.train(X, y, X, y, init_scales=[1.0, 0.02], **kw)
+    both = sgd.train(X, y, X, y, config=sgd.SGDConfig(init_scales=[1.0, 0.02], **kw))
+    again = sgd.train(X, y, X, y, config=sgd.SGDConfig(init_scales=[1.0, 0.02], **kw))
     for key in both.history:
         np.testing.assert_array_equal(both.history[key], again.history[key])
     for i, s in enumerate([1.0, 0.02]):
-        one = sgd.train(X, y, X, y, init_scales=[s], **kw)
+        one = sgd.train(X, y, X, y, config=sgd.SGDConfig(init_scales=[s], **kw))
         for key in both.history:
             np.testing.assert_allclose(both.history[key][:, i], one.history[key][:, 0], rtol=1e-10)
 
 
 def test_float32_default_and_device():
     X, y = toy(binary=True)
-    r = sgd.train(X, y, X, y, width=4, loss="logistic", steps=2, record_steps=[2])
+    r = sgd.train(
+        X, y, X, y, config=sgd.SGDConfig(width=4, loss="logistic", steps=2, record_steps=[2])
+    )
     assert r.params.W.dtype == torch.float32
     assert r.device == ("cuda" if torch.cuda.is_available() else "cpu")
 
@@ -177,7 +183,13 @@ def test_float32_default_and_device():
 def test_threads_restored():
     before = torch.get_num_threads()
     X, y = toy(binary=True)
-    sgd.train(X, y, X, y, width=4, loss="logistic", steps=2, record_steps=[2], num_threads=1)
+    sgd.train(
+        X,
+        y,
+        X,
+        y,
+        config=sgd.SGDConfig(width=4, loss="logistic", steps=2, record_steps=[2], num_threads=1),
+    )
     assert torch.get_num_threads() == before
 
 
@@ -189,13 +201,9 @@ def test_divergence_names_step_and_quantity():
             y,
             X,
             y,
-            width=16,
-            loss="logistic",
-            lr=1e4,
-            batch_size=8,
-            steps=50,
-            seed=0,
-            record_steps=[0],
+            config=sgd.SGDConfig(
+                width=16, loss="logistic", lr=1e4, batch_size=8, steps=50, seed=0, record_steps=[0]
+            ),
         )
     msg = str(err.value)
     assert "step" in msg and "minibatch loss" in msg
@@ -204,23 +212,31 @@ def test_divergence_names_step_and_quantity():
     Xn[3, 0] = np.nan
     with pytest.raises(DivergenceError, match="stable_rank|train_acc|loss"):
         sgd.train(
-            Xn, y, X, y, width=4, loss="logistic", batch_size=60, steps=3, record_steps=[0, 3]
+            Xn,
+            y,
+            X,
+            y,
+            config=sgd.SGDConfig(
+                width=4, loss="logistic", batch_size=60, steps=3, record_steps=[0, 3]
+            ),
         )
 
 
 def test_bad_arguments():
     X, y = toy(binary=True)
     with pytest.raises(ValueError, match="labels in"):
-        sgd.train(X, y + 1, X, y, loss="logistic", steps=1)
+        sgd.train(X, y + 1, X, y, config=sgd.SGDConfig(loss="logistic", steps=1))
     with pytest.raises(ValueError, match="loss must be"):
-        sgd.train(X, y, X, y, loss="hinge", steps=1)
+        sgd.train(X, y, X, y, config=sgd.SGDConfig(loss="hinge", steps=1))
     with pytest.raises(ValueError, match="lr"):
-        sgd.train(X, y, X, y, loss="logistic", lr=-1.0, steps=1)
+        sgd.train(X, y, X, y, config=sgd.SGDConfig(loss="logistic", lr=-1.0, steps=1))
     with pytest.raises(ValueError, match="record_steps"):
-        sgd.train(X, y, X, y, loss="logistic", steps=3, record_steps=[5])
+        sgd.train(X, y, X, y, config=sgd.SGDConfig(loss="logistic", steps=3, record_steps=[5]))
     Xc, yc = toy(binary=False)
     with pytest.raises(ValueError, match="integer classes"):
-        sgd.train(Xc, yc, Xc, yc, loss="cross_entropy", num_classes=2, steps=1)
+        sgd.train(
+            Xc, yc, Xc, yc, config=sgd.SGDConfig(loss="cross_entropy", num_classes=2, steps=1)
+        )
 
 
 def test_separation_and_rise():
@@ -248,13 +264,15 @@ def test_summarize_rows():
         y[:80],
         X[80:],
         y[80:],
-        init_scales=[0.05, 1.0],
-        width=16,
-        loss="logistic",
-        lr=0.2,
-        batch_size=8,
-        steps=200,
-        seed=0,
+        config=sgd.SGDConfig(
+            init_scales=[0.05, 1.0],
+            width=16,
+            loss="logistic",
+            lr=0.2,
+            batch_size=8,
+            steps=200,
+            seed=0,
+        ),
     )
     rows = sgd.summarize(r, 80, 40, z=3.0, rise_factor=1.1)
     assert [row["init_scale"] for row in rows] == [0.05, 1.0]
@@ -288,9 +306,9 @@ def test_divergence_found_late_is_the_one_a_per_step_test_finds(check_every):
         max_loss=50.0,
     )
     with pytest.raises(DivergenceError) as every:
-        sgd.train(X * 10, y, X, y, check_every=1, **kw)
+        sgd.train(X * 10, y, X, y, config=sgd.SGDConfig(check_every=1, **kw))
     with pytest.raises(DivergenceError) as late:
-        sgd.train(X * 10, y, X, y, check_every=check_every, **kw)
+        sgd.train(X * 10, y, X, y, config=sgd.SGDConfig(check_every=check_every, **kw))
     a, b = every.value, late.value
     assert (a.step, a.quantity, a.config) == (b.step, b.quantity, b.config)
     assert a.value == b.value and a.value > 50.0 and "minibatch loss" in a.quantity
@@ -300,7 +318,9 @@ def test_check_every_validated():
     X, y = toy(binary=True)
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="check_every"):
-            sgd.train(X, y, X, y, width=4, loss="logistic", steps=2, check_every=bad)
+            sgd.train(
+                X, y, X, y, config=sgd.SGDConfig(width=4, loss="logistic", steps=2, check_every=bad)
+            )
 
 
 @pytest.mark.parametrize("loss", ["logistic", "cross_entropy"])
@@ -329,3 +349,12 @@ def test_sgd_step_runs_on_meta_without_host_reads(loss):
             for w, gw in zip(p.tensors(), g.tensors()):
                 w.sub_(gw, alpha=0.1)
     assert L.shape == (2,) and "mm" in " ".join(guard.ops)
+
+
+def test_settings_come_as_one_config():
+    """The settings are one named object: a dict or loose keywords are refused."""
+    X, y = np.zeros((4, 3)), np.array([1, -1, 1, -1])
+    with pytest.raises(TypeError, match="SGDConfig"):
+        sgd.train(X, y, X, y, config={"loss": "logistic", "steps": 1})
+    with pytest.raises(TypeError):
+        sgd.train(X, y, X, y, loss="logistic")  # no loose keywords

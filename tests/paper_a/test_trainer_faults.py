@@ -43,7 +43,7 @@ def test_recorded_margins_and_loss_are_those_of_the_steps_own_weights(normalized
         W0,
         X,
         y,
-        "logistic",
+        loss="logistic",
         lr=0.5,
         steps=steps,
         normalized=normalized,
@@ -79,8 +79,10 @@ def test_a_trainer_recording_the_previous_steps_margins_is_caught():
 
 def test_float32_path_follows_float64():
     net, X, y, W0 = _problem()
-    r64 = gradient_descent(net, W0, X, y, "exp", lr=0.2, steps=50, record_steps=[0, 25, 50])
-    r32 = gradient_descent(net, W0.float(), X, y, "exp", lr=0.2, steps=50, record_steps=[0, 25, 50])
+    r64 = gradient_descent(net, W0, X, y, loss="exp", lr=0.2, steps=50, record_steps=[0, 25, 50])
+    r32 = gradient_descent(
+        net, W0.float(), X, y, loss="exp", lr=0.2, steps=50, record_steps=[0, 25, 50]
+    )
     assert r32.W.dtype == torch.float32 and r32.W.shape == W0.shape
     assert r32.history["loss"].dtype == np.float32
     # 50 steps of float32 rounding (eps 6e-8) stay far below 1e-4 relative; float32 is not
@@ -101,17 +103,17 @@ def test_per_configuration_data_sets_plain_gd_equal_separate_runs(loss):
     yb = torch.as_tensor(np.stack([s.y for s in sets]))
     W0 = net.init(30, 0.1, seed=0, batch=3)
     lr = torch.tensor([0.05, 0.1, 0.3], dtype=F64)
-    res = gradient_descent(net, W0, Xb, yb, loss, lr=lr, steps=30, record_steps=[0, 10, 30])
+    res = gradient_descent(net, W0, Xb, yb, loss=loss, lr=lr, steps=30, record_steps=[0, 10, 30])
     for b, s in enumerate(sets):
         X, y = s.torch()
         one = gradient_descent(
-            net, W0[b], X, y, loss, lr=float(lr[b]), steps=30, record_steps=[0, 10, 30]
+            net, W0[b], X, y, loss=loss, lr=float(lr[b]), steps=30, record_steps=[0, 10, 30]
         )
         torch.testing.assert_close(res.W[b], one.W, rtol=1e-12, atol=1e-14)
         for k in ("loss", "min_margin"):
             np.testing.assert_allclose(res.history[k][:, b], one.history[k], rtol=1e-12)
     # and the data sets differ: training on the first set only would give other weights
-    wrong = gradient_descent(net, W0, Xb[0], yb[0], loss, lr=lr, steps=30, record_steps=[30])
+    wrong = gradient_descent(net, W0, Xb[0], yb[0], loss=loss, lr=lr, steps=30, record_steps=[30])
     assert not torch.allclose(wrong.W[1], res.W[1])
 
 
@@ -129,7 +131,7 @@ def test_huge_step_stops_with_divergence_message():
     net = models.LeakyNetwork(2, 2, "leaky_relu", 0.5)
     W0 = net.init(20, 1.0, seed=0)
     with pytest.raises(DivergenceError) as err:
-        gradient_descent(net, W0, X, y, "exp", lr=1e6, steps=200)
+        gradient_descent(net, W0, X, y, loss="exp", lr=1e6, steps=200)
     e = err.value
     # the trainer reports the loss (non-finite, or grown past max_loss_growth), never a gradient
     assert e.step >= 1 and e.config == 0 and e.quantity.startswith("loss"), e.quantity
@@ -142,7 +144,7 @@ def test_injected_nan_stops_at_step_zero():
     W0 = net.init(20, 1.0, seed=0, batch=3)
     W0[1, 0, 0] = float("nan")
     with pytest.raises(DivergenceError) as err:
-        gradient_descent(net, W0, X, y, "logistic", lr=0.1, steps=10)
+        gradient_descent(net, W0, X, y, loss="logistic", lr=0.1, steps=10)
     assert err.value.step == 0 and err.value.config == 1 and err.value.quantity == "loss"
     assert "configuration 1" in str(err.value)
 
@@ -220,7 +222,7 @@ def test_loss_growth_bound_is_relative_to_the_first_loss():
         W0,
         X,
         y,
-        "logistic",
+        loss="logistic",
         lr=30.0,
         steps=20,
         record_steps=list(range(21)),
@@ -229,18 +231,22 @@ def test_loss_growth_bound_is_relative_to_the_first_loss():
     growth = free.history["loss"].max() / free.history["loss"][0]
     assert growth > 2 and free.history["loss"][0] < 1  # logistic: L(0) < 1 here
     with pytest.raises(DivergenceError) as err:
-        gradient_descent(net, W0, X, y, "logistic", lr=30.0, steps=20, max_loss_growth=0.9 * growth)
+        gradient_descent(
+            net, W0, X, y, loss="logistic", lr=30.0, steps=20, max_loss_growth=0.9 * growth
+        )
     assert err.value.quantity.startswith("loss (grew more than")
     assert err.value.value > 0.9 * growth * free.history["loss"][0]
-    gradient_descent(net, W0, X, y, "logistic", lr=30.0, steps=20, max_loss_growth=1.1 * growth)
+    gradient_descent(
+        net, W0, X, y, loss="logistic", lr=30.0, steps=20, max_loss_growth=1.1 * growth
+    )
 
 
 def test_loss_object_defaults_and_float_record_steps():
     net, X, y, W0 = _problem(B=1)
     a = gradient_descent(
-        net, W0[0], X, y, trainer.get_loss("exp"), lr=0.1, steps=5, record_steps=[0.0, 5.0]
+        net, W0[0], X, y, loss=trainer.get_loss("exp"), lr=0.1, steps=5, record_steps=[0.0, 5.0]
     )
-    b = gradient_descent(net, W0[0], X, y, "exp", lr=0.1, steps=5, record_steps=[0, 5])
+    b = gradient_descent(net, W0[0], X, y, loss="exp", lr=0.1, steps=5, record_steps=[0, 5])
     torch.testing.assert_close(a.W, b.W, rtol=0, atol=0)
     assert a.steps.dtype.kind == "i" and a.steps.tolist() == [0, 5]
     # the documented defaults: logistic loss, lr 0.1, 1000 steps, 50 log-spaced records
@@ -250,7 +256,7 @@ def test_loss_object_defaults_and_float_record_steps():
         W0[0],
         X,
         y,
-        "logistic",
+        loss="logistic",
         lr=0.1,
         steps=1000,
         record_steps=trainer.log_spaced_steps(1000, 50),

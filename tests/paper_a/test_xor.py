@@ -21,23 +21,23 @@ def test_xor_batch_shapes_and_assumption():
     again = xor.xor_batch(6, [3, 10**9], 2, 50, beta=0.25, gamma=0.5, seed=0)
     assert np.array_equal(again.X.numpy(), b.X.numpy())
     with pytest.raises(ValueError):
-        xor.xor_batch(6, [], 2, 50, 0.25, 0.5, 0)
+        xor.xor_batch(6, [], 2, 50, beta=0.25, gamma=0.5, seed=0)
 
 
 def test_train_and_test_linear_in_high_dimension_not_in_low():
     net = models.LeakyNetwork(4, 4, gamma=0.5)
     hi = xor.xor_batch(10, [10**9], 3, 2000, beta=0.25, gamma=0.5, seed=1)
-    res = xor.train_and_test(net, hi, "exp", [1e-3, 1.0], 200, seed=1, tol=0.05)
+    res = xor.train_and_test(net, hi, "exp", [1e-3, 1.0], steps=200, seed=1, tol=0.05)
     assert len(res) == 6 and set(res.init_scale) == {1e-3, 1.0}
     assert (res.train_error == 0).all() and (res.loss_ratio < 1).all()
     assert (1 - res.linear_agreement <= 0.05).all()
     assert abs(res.test_error.mean() - 0.5) <= xor.chance_slack(2000, 6, 0.05)
     # low dimension, many samples: the network learns XOR (the answer to "linear?" is "no")
     lo = xor.xor_batch(100, [2], 2, 2000, beta=0.25, gamma=0.5, seed=2)
-    res_lo = xor.train_and_test(net, lo, "exp", [1e-3], 300, seed=2)
+    res_lo = xor.train_and_test(net, lo, "exp", [1e-3], steps=300, seed=2)
     assert res_lo.test_error.max() < 0.3 and res_lo.linear_agreement.max() < 0.9
     with pytest.raises(ValueError):
-        xor.train_and_test(net, lo, "exp", [], 10, seed=2)
+        xor.train_and_test(net, lo, "exp", [], steps=10, seed=2)
 
 
 def test_t_interval_and_chance_slack():
@@ -84,13 +84,15 @@ def test_measurement_in_chunks_is_bitwise_the_whole(monkeypatch):
     from twolayer.paper_a import models
 
     net = models.LeakyNetwork(4, 4, gamma=0.5)
-    b = xor.xor_batch(12, [2, 8, 400], 3, 300, 0.25, 0.5, 0)
-    whole = xor.train_and_test(net, b, "logistic", [0.01, 1.0], 150, 0, tol=0.01)
+    b = xor.xor_batch(12, [2, 8, 400], 3, 300, beta=0.25, gamma=0.5, seed=0)
+    whole = xor.train_and_test(net, b, "logistic", [0.01, 1.0], steps=150, seed=0, tol=0.01)
     monkeypatch.setattr(xor, "CHUNK_BYTES", 2**16)  # several runs per chunk, several chunks
-    chunked = xor.train_and_test(net, b, "logistic", [0.01, 1.0], 150, 0, tol=0.01)
+    chunked = xor.train_and_test(net, b, "logistic", [0.01, 1.0], steps=150, seed=0, tol=0.01)
     assert whole.equals(chunked)
     monkeypatch.setattr(xor, "CHUNK_BYTES", 1)  # one run per chunk
-    assert whole.equals(xor.train_and_test(net, b, "logistic", [0.01, 1.0], 150, 0, tol=0.01))
+    assert whole.equals(
+        xor.train_and_test(net, b, "logistic", [0.01, 1.0], steps=150, seed=0, tol=0.01)
+    )
     # each run is tested on its own data set: scale s, data set i is row s * B + i
     B = len(b.info)
     assert (whole.d.to_numpy()[:B] == whole.d.to_numpy()[B:]).all()

@@ -62,9 +62,9 @@ def test_stage2_subgradient_approaches_cvxpy():
     t = tmod.prototype(10, 0)
     net1 = alg.stage1(alg.symmetric_init(10, 30, 0), t)
     G, b, c, w = alg.stage2_problem(net1.W, t)
-    a_ref, v_ref = alg.stage2_cvxpy(G, b, c, w, 0.02)
+    a_ref, v_ref = alg.stage2_cvxpy(G, b, c, w, lam=0.02)
     eta = 1 / (2 * np.linalg.eigvalsh(G)[-1])
-    _, hist = alg.stage2_subgradient(net1.a, G, b, c, w, 0.02, eta, 3000)
+    _, hist = alg.stage2_subgradient(net1.a, G, b, c, weights=w, lam=0.02, eta=eta, steps=3000)
     assert hist.min() >= v_ref - 1e-7
     assert hist.min() - v_ref < 0.05 * (hist[0] - v_ref)
     # the balanced network's regularized loss equals the Lasso objective
@@ -95,7 +95,7 @@ def test_short_run_decreases_loss():
     t = tmod.prototype(10, 0)
     net1 = alg.stage1(alg.symmetric_init(10, 20, 0), t)
     net2, _ = alg.stage2(net1, t, 0.02)
-    net3, tr = alg.stage3(net2, t, 0.02, 2, 200, 0.1, 20)
+    net3, tr = alg.stage3(net2, t, 0.02, 2, steps=200, eta=0.1, record_every=20)
     assert tr.reg_loss[-1] < tr.reg_loss[0]
     assert pop.loss(net3, t) < pop.loss(net2, t)
 
@@ -124,11 +124,11 @@ def test_m_star_range_and_make():
     assert tmod.m_star_range("degenerate", 3) == (6, 6)
     lo, hi = tmod.m_star_range("prototype", 3)
     assert lo > hi  # no prototype with r = 3
-    assert tmod.make("prototype", 8, 2, 3, 0).m == 3
+    assert tmod.make("prototype", 8, 2, 3, seed=0).m == 3
     with pytest.raises(ValueError):
-        tmod.make("prototype", 8, 3, 3, 0)
+        tmod.make("prototype", 8, 3, 3, seed=0)
     with pytest.raises(ValueError):
-        tmod.make("other", 8, 2, 3, 0)
+        tmod.make("other", 8, 2, 3, seed=0)
 
 
 def test_assumption_hypotheses_record_worst_case():
@@ -168,7 +168,7 @@ def test_stage3_halves_the_weight_decay_every_epoch_and_doubles_the_steps():
 
     t = tm.random_teacher(6, 2, 3, seeds.derive(0, "t"))
     net = alg.symmetric_init(6, 8, seeds.derive(0, "init"))
-    _, tr = alg.stage3(net, t, 0.04, 3, 5, 0.05, record_every=1, grow=2.0)
+    _, tr = alg.stage3(net, t, 0.04, 3, steps=5, eta=0.05, record_every=1, grow=2.0)
     lam_by_epoch = {k: lam for k, lam in zip(tr.epoch, tr.lam)}
     assert lam_by_epoch == {0: 0.04, 1: 0.02, 2: 0.01}
     steps = [sum(1 for k in tr.epoch if k == e) - 1 for e in range(3)]  # records 0..n per epoch

@@ -139,17 +139,17 @@ def test_lemma9_terms():
     C = cert.solve(t, 4)
     rho = 4 / math.pi**2
     Us = t.W / np.linalg.norm(t.W, axis=1, keepdims=True)
-    T = cert.lemma9_terms(C, rho, t, Us, t.a)  # mu = mu*
+    T = cert.lemma9_terms(C, rho, t, Us, c=t.a)  # mu = mu*
     assert T["loss"] < 1e-12 and T["lhs1"] < 1e-12 and T["far"] < 1e-12
     assert T["pair_star"] == pytest.approx(T["mass_star"])
     rng = np.random.default_rng(0)
     for _ in range(50):
         U, c = cert.random_measure(t, 10, rng)
-        T = cert.lemma9_terms(C, rho, t, U, c)
+        T = cert.lemma9_terms(C, rho, t, U, c=c)
         assert T["lhs1"] <= T["rhs1"] * (1 + 1e-12) and T["lhs2"] <= T["rhs2"] + 1e-12
     # the answer "no": with a constant rho far above the certificate's, (2) fails
     U, c = cert.random_measure(t, 10, np.random.default_rng(1))
-    T = cert.lemma9_terms(C, 10.0, t, U, c)
+    T = cert.lemma9_terms(C, 10.0, t, U, c=c)
     assert T["lhs2"] > T["rhs2"]
 
 
@@ -164,7 +164,7 @@ def test_lemma7_snapshot():
     t = tmod.prototype(3, 0)
     C = cert.solve(t, 4)
     net = alg.stage2(alg.stage1(alg.symmetric_init(3, 30, 0), t), t, 0.01)[0]
-    s = cert.lemma7_snapshot(net, t, 0.01, 2e-4, math.sqrt(C.p_norm2()))
+    s = cert.lemma7_snapshot(net, t, 0.01, 2e-4, p_norm=math.sqrt(C.p_norm2()))
     assert set(s) >= {
         "inner",
         "printed",
@@ -180,7 +180,7 @@ def test_lemma7_snapshot():
         s[k] for k in ("window", "small", "balanced", "no_cancellation", "fitted", "covered")
     )
     # the answer "no": with zeta = 0 the hypotheses fail (outside Lemma 6's window)
-    s0 = cert.lemma7_snapshot(net, t, 0.01, 0.0, math.sqrt(C.p_norm2()))
+    s0 = cert.lemma7_snapshot(net, t, 0.01, 0.0, p_norm=math.sqrt(C.p_norm2()))
     assert not s0["window"] and not s0["applies"]
 
 

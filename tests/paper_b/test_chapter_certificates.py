@@ -221,7 +221,7 @@ def _orthogonal_atom(c, rho):
     B = c.teacher.info["basis"]
     n = np.eye(c.teacher.d)[:, 0] - B @ (B.T @ np.eye(c.teacher.d)[:, 0])
     n /= np.linalg.norm(n)
-    return ch.lemma9_table(c.C, rho, c.teacher, [(n[None, :], np.array([1.0]))], ["x"])
+    return ch.lemma9_table(c.C, rho, c.teacher, [(n[None, :], np.array([1.0]))], source=["x"])
 
 
 def test_sphere_rho_is_attained_off_the_plane():

@@ -127,7 +127,7 @@ def test_predicted_limit_matches_a_large_d_step(run):
     d, m = 1000, 600
     from twolayer.paper_b import teacher as tmod
 
-    t = tmod.make(P.teacher, d, P.r, T.m_star_of[P.r], seeds.derive(P.seed, "teacher"))
+    t = tmod.make(P.teacher, d, P.r, T.m_star_of[P.r], seed=seeds.derive(P.seed, "teacher"))
     assert np.allclose(t.W @ t.W.T, T.dimension[0].W @ T.dimension[0].W.T)  # same shape
     net0 = alg.symmetric_init(d, m, 7)
     W1 = alg.stage1(net0, t).W[: m // 2]
@@ -202,14 +202,14 @@ def test_net_sentences_follow_the_checks():
     P = stage1.SPEC.params("smoke")
     N = _net(P, {2: (-1.0, 0.05), 3: (-0.5, 0.05)})
     shallower = "shallower than for $r = 2$"
-    assert shallower in stage1.net_reading(P, N, True, True, None, True)
+    assert shallower in stage1.net_reading(P, N, True, True, stalls=None, holds3=True)
     for grows in (None, False):
-        text = stage1.net_reading(P, N, True, grows, None, True)
+        text = stage1.net_reading(P, N, True, grows, stalls=None, holds3=True)
         assert shallower not in text.replace("not shallower", "")
     # the R^d coverage: its direction and its gap to S_* are read from the numbers
-    text = stage1.net_reading(P, N, True, True, None, True)
+    text = stage1.net_reading(P, N, True, True, stalls=None, holds3=True)
     assert "not monotonically" in text  # a constant coverage does not fall
     assert "levels off" not in text
-    degenerate = stage1.net_reading(P, N, None, None, True, False)
+    degenerate = stage1.net_reading(P, N, None, None, stalls=True, holds3=False)
     assert "Without Assumption 3" in degenerate and "slopes for $r = 2$" not in degenerate
     assert "do not form" in stage1.net_takeaway(None, True, False)

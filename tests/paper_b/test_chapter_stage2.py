@@ -146,7 +146,7 @@ def test_lasso_is_the_loss_with_claim_b1_offsets_plus_the_penalty():
     X = rng.standard_normal((400_000, P.d))
     sq = (net(X) - R.tch.y_tilde(X)) ** 2
     pen = P.lam * np.sum(np.linalg.norm(R.net1.W, axis=1) * np.abs(a))
-    lasso = alg.lasso_objective(a, R.G, R.b, R.c, R.wts, P.lam)
+    lasso = alg.lasso_objective(a, R.G, R.b, R.c, weights=R.wts, lam=P.lam)
     assert abs(lasso - (sq.mean() + pen)) <= 4 * sq.std() / math.sqrt(len(sq))
 
 

@@ -277,3 +277,17 @@ def test_epochs_keep_pace_is_the_largest_resolved_rise_of_zeta_over_lambda2():
     table.loc[len(table) - 1, "zeta end"] = 10 * table["lambda"].iloc[-1] ** 2
     assert not ch.epochs_keep_pace(P, dataclasses.replace(R, table=table)).holds
     assert "epochs_keep_pace" in {h.name for h in ch._trend(P, R)}
+
+
+def test_two_epochs_the_smallest_valid_value_runs_to_the_end():
+    """``epochs = 2`` is valid: one epoch follows the burn-in, so no rate can be read. Every
+    hypothesis and check is computed (a crash was found here), the rates are recorded as
+    unknown and the checks that read a trend over the epochs are not applicable."""
+    P = ch.SPEC.params("smoke", epochs=2)
+    R = ch.compute(P)
+    hyps = ch.hypotheses(P, R)
+    assert hyps["three_epochs_after_burn_in"].holds is False
+    value, what = ch.rate_lower(R, "far mass")
+    assert math.isnan(value) and "fewer than two epochs" in what
+    outcomes = {name: claim.outcome() for name, claim in ch.claims(P, R).items()}
+    assert outcomes["lemma8_far_mass_rate"] is None, outcomes

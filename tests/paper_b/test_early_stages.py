@@ -22,7 +22,7 @@ def test_first_step_matches_corrected_lemma_c1_not_printed():
 def test_limit_medians_predict_off_fraction_and_norm():
     t = tmod.random_teacher(400, 2, 3, 1)
     lim = es.limit_medians(t, 100_000, 0)
-    rows = es.dimension_sweep([400], 400, "random", 2, 3, 1)
+    rows = es.dimension_sweep([400], 400, "random", 2, m_star=3, seed=1)
     r = rows[0]
     assert r["sqrt(d) median off"] == pytest.approx(lim["off_sqrt_d"], rel=0.15)
     assert r["median norm"] == pytest.approx(lim["norm"], rel=0.15)
@@ -34,8 +34,10 @@ def test_limit_medians_predict_off_fraction_and_norm():
 
 def test_coverage_refines_with_width_only_under_assumption_3():
     ms = [16, 128, 1024]
-    good = es.coverage_sweep(ms, es.teachers("random", 20, 2, 3, 3, 0, "t"), 0)
-    bad = es.coverage_sweep(ms, es.teachers("degenerate", 20, 2, 3, 3, 0, "t"), 0)
+    good = es.coverage_sweep(ms, es.teachers("random", 20, 2, 3, repeats=3, seed=0, purpose="t"), 0)
+    bad = es.coverage_sweep(
+        ms, es.teachers("degenerate", 20, 2, 3, repeats=3, seed=0, purpose="t"), 0
+    )
     assert good["in"].mean(1)[-1] < 0.2 * good["in"].mean(1)[0]
     assert bad["in"].mean(1)[-1] > 0.5  # the net does not form
     assert np.all(good["full"] >= good["in"] - 1e-12)
@@ -47,20 +49,24 @@ def test_subgradient_trace_guarantee_and_rescaled_teacher():
     t = tmod.prototype(10, 0)
     net1 = alg.stage1(alg.symmetric_init(10, 30, 0), t)
     G, b, c, w = alg.stage2_problem(net1.W, t)
-    a_ref, v_ref = alg.stage2_cvxpy(G, b, c, w, 0.02)
-    run = es.subgradient_trace(net1.a, G, b, c, w, 0.02, 500, a_ref, v_ref)
+    a_ref, v_ref = alg.stage2_cvxpy(G, b, c, w, lam=0.02)
+    run = es.subgradient_trace(
+        net1.a, G, b, c, weights=w, lam=0.02, steps=500, a_ref=a_ref, v_ref=v_ref
+    )
     assert np.all(run["best_gap"][:-1] <= run["bound"] + 1e-9)
     # the bound is not vacuous: a wrong optimum (too high) breaks the guarantee's reading
-    wrong = es.subgradient_trace(net1.a, G, b, c, w, 0.02, 500, a_ref, v_ref - 0.5)
+    wrong = es.subgradient_trace(
+        net1.a, G, b, c, weights=w, lam=0.02, steps=500, a_ref=a_ref, v_ref=v_ref - 0.5
+    )
     assert np.any(wrong["best_gap"][:-1] > wrong["bound"])
     a_hat = es.rescaled_teacher(net1, t)
     assert np.count_nonzero(a_hat) == t.m
-    assert alg.lasso_objective(a_hat, G, b, c, w, 0.02) >= v_ref - 1e-9
+    assert alg.lasso_objective(a_hat, G, b, c, weights=w, lam=0.02) >= v_ref - 1e-9
 
 
 def test_eps0_sweep_zeta_falls_and_default_m_star():
-    ts = es.teachers("random", 12, 2, 3, 3, 0, "t")
-    sw = es.eps0_sweep([16, 128], ts, 0.05, 90, 0)
+    ts = es.teachers("random", 12, 2, 3, repeats=3, seed=0, purpose="t")
+    sw = es.eps0_sweep([16, 128], ts, 0.05, 90, seed=0)
     assert sw["eps0"].shape == (2, 3)
     assert np.all(sw["lam"] < sw["threshold"])
     assert np.all(sw["zeta"][1] < sw["zeta"][0])

@@ -26,7 +26,7 @@ def test_lasso_active_set_matches_cvxpy_and_kkt(lam):
     w = np.linspace(0.5, 1.5, len(b))
     a, info = feat.lasso_active_set(G, b, w, lam)
     assert info["kkt"] < 1e-9
-    _, val_ref = feat.solve_weighted_lasso(G, b, 0.0, w, lam)
+    _, val_ref = feat.solve_weighted_lasso(G, b, 0.0, w, lam=lam)
     assert info["objective"] <= val_ref + 1e-7
     # the optimality conditions: |2(Ga - b)_j| <= lam w_j off the support, equality on it
     g = 2 * (G @ a - b)
@@ -50,7 +50,7 @@ def test_lasso_active_set_with_exactly_dependent_columns(seed):
     for lam in (1e-3, 0.05, 0.5):
         a, info = feat.lasso_active_set(G, b, w, lam)
         assert info["kkt"] < 1e-8, (lam, info)
-        _, val_ref = feat.solve_weighted_lasso(G, b, 0.0, w, lam)
+        _, val_ref = feat.solve_weighted_lasso(G, b, 0.0, w, lam=lam)
         assert info["objective"] <= val_ref + 1e-7 * max(1.0, abs(val_ref))
         g = 2 * (G @ a - b)
         nz = a != 0

@@ -16,7 +16,9 @@ from twolayer.paper_b import teacher as tmod
 def short_run():
     t = tmod.prototype(6, 0)
     net2 = alg.stage2(alg.stage1(alg.symmetric_init(6, 20, 0), t), t, 0.04)[0]
-    net3, tr = alg.stage3(net2, t, 0.04, 3, 60, 0.1, 20, grow=2.0, keep_nets=True, early=True)
+    net3, tr = alg.stage3(
+        net2, t, 0.04, 3, steps=60, eta=0.1, record_every=20, grow=2.0, keep_nets=True, early=True
+    )
     opts = land.optima(t, [lam for lam, _ in tr.starts], grid=90)
     return t, net3, tr, opts
 
@@ -86,6 +88,6 @@ def test_epoch_table_and_lemma10(short_run):
 
 def test_lemma10_along_needs_the_nets(short_run):
     t, net3, _, _ = short_run
-    _, tr = alg.stage3(net3, t, 0.01, 1, 5, 0.1, 5)
+    _, tr = alg.stage3(net3, t, 0.01, 1, steps=5, eta=0.1, record_every=5)
     with pytest.raises(ValueError):
         land.lemma10_along(tr, t, np.zeros(len(tr.epoch)))

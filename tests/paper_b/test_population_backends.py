@@ -105,7 +105,7 @@ def test_batched_equals_per_net(nets, teachers, like):
     assert b.W.shape == (3, 9, 8) and b.widths == (7, 9, 6)
     ta = pop.teacher_arrays(teachers, like=b.W)
     lam = pop._like(np.array([0.0, 0.05, 0.2]), b.W if like is not None else None)
-    L, (ga, gW, galpha, gbeta) = pop.loss_and_grad_batched(*b.arrays(), ta, lam)
+    L, (ga, gW, galpha, gbeta) = pop.loss_and_grad_batched(*b.arrays(), teacher=ta, lam=lam)
     assert type(L) is type(b.W)
     grads = pop.NetBatch(ga, gW, galpha, gbeta, b.widths, b.dims).to_nets()
     for k, (net, t) in enumerate(zip(nets, teachers)):
@@ -115,9 +115,9 @@ def test_batched_equals_per_net(nets, teachers, like):
     # the padding neurons have zero gradient (they stay zero under gradient descent)
     gWn, gan = pop.to_numpy(gW), pop.to_numpy(ga)
     assert np.all(gWn[0, 7:] == 0) and np.all(gan[0, 7:] == 0) and np.all(gWn[2, 6:] == 0)
-    Lb = pop.loss_batched(*b.arrays(), ta)
+    Lb = pop.loss_batched(*b.arrays(), teacher=ta)
     np.testing.assert_allclose(pop.to_numpy(Lb), pop.to_numpy(L), rtol=1e-13)
-    g2 = pop.grad_batched(*b.arrays(), ta, lam)
+    g2 = pop.grad_batched(*b.arrays(), teacher=ta, lam=lam)
     np.testing.assert_array_equal(pop.to_numpy(g2[1]), gWn)
 
 
@@ -126,7 +126,7 @@ def test_one_teacher_for_all_configurations(nets, teachers):
     one = pop.teacher_arrays(teachers[0], batch=3)
     many = pop.teacher_arrays([teachers[0]] * 3)
     np.testing.assert_array_equal(
-        pop.loss_batched(*b.arrays(), one), pop.loss_batched(*b.arrays(), many)
+        pop.loss_batched(*b.arrays(), teacher=one), pop.loss_batched(*b.arrays(), teacher=many)
     )
     with pytest.raises(ValueError, match="teachers"):
         pop.teacher_arrays(teachers, batch=2)
@@ -152,13 +152,13 @@ def test_batched_gradient_matches_finite_differences(nets, teachers, like):
     def reg(v):
         a, W, alpha, beta = unflat(v)
         L = pop.to_numpy(
-            pop.loss_batched(a, W, alpha, beta, pop.teacher_arrays(teachers[:2], like=W))
+            pop.loss_batched(a, W, alpha, beta, teacher=pop.teacher_arrays(teachers[:2], like=W))
         )
         a, W = pop.to_numpy(a), pop.to_numpy(W)
         return L + 0.5 * lam * ((a * a).sum(-1) + (W * W).sum((-2, -1)))
 
     _, g = pop.loss_and_grad_batched(
-        *unflat(flat), pop.teacher_arrays(teachers[:2], like=unflat(flat)[1]), lam
+        *unflat(flat), teacher=pop.teacher_arrays(teachers[:2], like=unflat(flat)[1]), lam=lam
     )
     g = np.concatenate([pop.to_numpy(x).reshape(2, -1) for x in g], axis=1)
     h = 1e-6
@@ -183,7 +183,7 @@ def test_zero_norm_neuron_with_nonzero_a_is_finite(teachers):
     for like in (None, CPU64):
         b = pop.NetBatch.from_nets(net, like)
         _, gb_ = pop.loss_and_grad_batched(
-            *b.arrays(), pop.teacher_arrays(teachers[0], like=b.W), 0.1
+            *b.arrays(), teacher=pop.teacher_arrays(teachers[0], like=b.W), lam=0.1
         )
         np.testing.assert_allclose(pop.to_numpy(gb_[1])[0], g.W, rtol=1e-12, atol=1e-15)
 
@@ -223,18 +223,22 @@ def test_torch_path_runs_on_meta_without_host_reads(nets, teachers):
     ta = pop.teacher_arrays(teachers, like=meta)
     lam = torch.full((3,), 0.1, dtype=F64, device="meta")
     with DeviceGuard("meta"):
-        L, g = pop.loss_and_grad_batched(*b.arrays(), ta, lam)
+        L, g = pop.loss_and_grad_batched(*b.arrays(), teacher=ta, lam=lam)
         assert L.device.type == "meta" and all(x.device.type == "meta" for x in g)
-        L, g = pop.loss_and_grad_batched(*b.arrays(), ta, 0.1)  # a float lam is made on the device
+        L, g = pop.loss_and_grad_batched(
+            *b.arrays(), teacher=ta, lam=0.1
+        )  # a float lam is made on the device
     assert g[1].shape == (3, 9, 8)
 
 
 def test_float32_torch_is_close(nets, teachers):
     b64 = pop.NetBatch.from_nets(nets, CPU64)
     b32 = pop.NetBatch.from_nets(nets, torch.empty(0, dtype=torch.float32))
-    _, g64 = pop.loss_and_grad_batched(*b64.arrays(), pop.teacher_arrays(teachers, like=b64.W), 0.1)
+    _, g64 = pop.loss_and_grad_batched(
+        *b64.arrays(), teacher=pop.teacher_arrays(teachers, like=b64.W), lam=0.1
+    )
     L32, g32 = pop.loss_and_grad_batched(
-        *b32.arrays(), pop.teacher_arrays(teachers, like=b32.W), 0.1
+        *b32.arrays(), teacher=pop.teacher_arrays(teachers, like=b32.W), lam=0.1
     )
     assert L32.dtype == torch.float32 and torch.all(torch.isfinite(g32[1]))
     # float32 rounding, amplified near t = 1 where sqrt(1 - t^2) has slope 1/sqrt(eps)
@@ -248,7 +252,7 @@ def test_paper_b_imports_without_torch():
         "t = teacher.prototype(6, 0)\n"
         "net = alg.stage1(alg.symmetric_init(6, 8, 0), t)\n"
         "pop.grad(net, t, 0.1); pop.loss(net, t)\n"
-        "gd_backend.stage3_batched([net], t, 0.02, 1, 3, 0.1)\n"
+        "gd_backend.stage3_batched([net], t, 0.02, 1, steps=3, eta=0.1)\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
@@ -289,10 +293,12 @@ def test_stage3_batched_matches_algorithm1(stage2_nets, like):
     nets, ts = stage2_nets
     lam0, eta = [0.02, 0.02, 0.01], [0.1, 0.05, 0.1]
     ref = [
-        alg.stage3(n, t, l, 3, 60, e, record_every=7, grow=2.0)
+        alg.stage3(n, t, l, 3, steps=60, eta=e, record_every=7, grow=2.0)
         for n, t, l, e in zip(nets, ts, lam0, eta)
     ]
-    new = gb.stage3_batched(nets, ts, lam0, 3, 60, eta, record_every=7, grow=2.0, like=like)
+    new = gb.stage3_batched(
+        nets, ts, lam0, 3, steps=60, eta=eta, record_every=7, grow=2.0, like=like
+    )
     assert len(new) == 3
     for r, n in zip(ref, new):  # 420 steps per configuration
         assert_trajectories_close(r, n, 1e-10)
@@ -305,7 +311,9 @@ def test_stage3_batched_keeps_nets_and_early_records_as_algorithm1(stage2_nets, 
     # what chapter paper_b/stage3 asks for: log-spaced early records and the network at each
     nets, ts = stage2_nets
     ref = [
-        alg.stage3(n, t, 0.02, 2, 40, 0.1, record_every=16, grow=2.0, keep_nets=True, early=True)
+        alg.stage3(
+            n, t, 0.02, 2, steps=40, eta=0.1, record_every=16, grow=2.0, keep_nets=True, early=True
+        )
         for n, t in zip(nets, ts)
     ]
     new = gb.stage3_batched(
@@ -313,8 +321,8 @@ def test_stage3_batched_keeps_nets_and_early_records_as_algorithm1(stage2_nets, 
         ts,
         0.02,
         2,
-        40,
-        0.1,
+        steps=40,
+        eta=0.1,
         record_every=16,
         grow=2.0,
         like=like,
@@ -330,14 +338,14 @@ def test_stage3_batched_keeps_nets_and_early_records_as_algorithm1(stage2_nets, 
             assert a.W.shape == b.W.shape
             assert np.abs(a.flat() - b.flat()).max() <= 1e-10 * max(1.0, np.abs(a.flat()).max())
     # without keep_nets nothing is kept
-    plain = gb.stage3_batched(nets[:1], ts[0], 0.02, 1, 10, 0.1, like=like)
+    plain = gb.stage3_batched(nets[:1], ts[0], 0.02, 1, steps=10, eta=0.1, like=like)
     assert plain[0][1].nets == []
 
 
 def test_stage3_batched_one_teacher_and_scalar_rates(stage2_nets):
     nets, ts = stage2_nets
-    ref = [alg.stage3(n, ts[0], 0.02, 2, 50, 0.1, record_every=50) for n in nets]
-    new = gb.stage3_batched(nets, ts[0], 0.02, 2, 50, 0.1, record_every=50)
+    ref = [alg.stage3(n, ts[0], 0.02, 2, steps=50, eta=0.1, record_every=50) for n in nets]
+    new = gb.stage3_batched(nets, ts[0], 0.02, 2, steps=50, eta=0.1, record_every=50)
     for r, n in zip(ref, new):
         assert_trajectories_close(r, n, 1e-10)
 
@@ -345,12 +353,12 @@ def test_stage3_batched_one_teacher_and_scalar_rates(stage2_nets):
 def test_stage3_batched_bad_arguments(stage2_nets):
     nets, ts = stage2_nets
     with pytest.raises(ValueError, match="eta"):
-        gb.stage3_batched(nets, ts, 0.02, 1, 5, [0.1, -0.1, 0.1])
+        gb.stage3_batched(nets, ts, 0.02, 1, steps=5, eta=[0.1, -0.1, 0.1])
     with pytest.raises(ValueError, match="record_every"):
-        gb.stage3_batched(nets, ts, 0.02, 1, 5, 0.1, record_every=0)
+        gb.stage3_batched(nets, ts, 0.02, 1, steps=5, eta=0.1, record_every=0)
     with pytest.raises(ValueError, match="backend"):
         gb.array_like("jax")
-    assert gb.stage3_batched([], ts, 0.02, 1, 5, 0.1) == []
+    assert gb.stage3_batched([], ts, 0.02, 1, steps=5, eta=0.1) == []
 
 
 def test_stage1_batched_matches_algorithm1():

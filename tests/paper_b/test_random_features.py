@@ -29,7 +29,7 @@ def test_frozen_best_loss_is_the_unpenalized_lasso_and_falls_with_width():
     assert L[0] >= L[1] >= L[2] > 0
     net1 = alg.stage1(rf.nested(full, 16), t)
     G, b, c, w = alg.stage2_problem(net1.W, t)
-    _, v = alg.stage2_cvxpy(G, b, c, w, 1e-9)
+    _, v = alg.stage2_cvxpy(G, b, c, w, lam=1e-9)
     assert v == pytest.approx(rows[1]["frozen best L"], abs=1e-6)
     # the teacher's own directions as features fit exactly: a case with loss 0
     assert rf.frozen_best_loss(t.W, t) < 1e-10

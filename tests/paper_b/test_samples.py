@@ -58,13 +58,13 @@ def test_stages_2_3_on_many_samples_learn():
     X, y = smp.draw(t, 16 * 36, 0)
     n2 = smp.stage2(smp.stage1(net0, X, y), X, y, 0.02)
     assert np.allclose(np.abs(n2.a), np.linalg.norm(n2.W, axis=1))  # balanced
-    n3 = smp.stage3(n2, X, y, 0.02, 2, 200, 0.1)
+    n3 = smp.stage3(n2, X, y, 0.02, epochs=2, steps=200, eta=0.1)
     assert smp.empirical_loss(n3, X, y) < smp.empirical_loss(n2, X, y)
     assert pop.loss(n3, t) < 0.1 * t.target_norm2()
 
 
 def test_gradient_study_follows_the_law_and_d_over_sqrt_n():
-    st = smp.gradient_study([6, 12, 24], [1, 4], 3, 30, 20_000, 0)
+    st = smp.gradient_study([6, 12, 24], [1, 4], 3, 30, mc_n=20_000, seed=0)
     assert st["err"].shape == (3, 2, 3) and st["n"][2, 1] == 4 * 24 * 24
     r2 = smp.law_ratio(st)
     assert r2.size == 18 and abs(r2.mean() - 1) < 0.3
@@ -86,8 +86,8 @@ def test_per_sample_trace_standard_error():
 def test_end_to_end_small_n_fails_large_n_learns():
     t = tmod.prototype(6, 0)
     net0 = alg.symmetric_init(6, 20, 0)
-    ref = smp.population_run(t, net0, 0.02, 2, 150, 0.1)
-    rows = smp.end_to_end(t, net0, [0.5, 16], 0.02, 2, 150, 0.1, 0)
+    ref = smp.population_run(t, net0, 0.02, 2, steps=150, eta=0.1)
+    rows = smp.end_to_end(t, net0, [0.5, 16], 0.02, epochs=2, steps=150, eta=0.1, seed=0)
     assert rows[0]["population loss"] > 5 * ref["loss"]
     assert rows[0]["empirical loss"] < rows[0]["population loss"]
     assert rows[1]["population loss"] < 3 * ref["loss"]

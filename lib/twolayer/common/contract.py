@@ -186,7 +186,10 @@ class Float(Spec):
     def validate(self, name, value):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(name, value)
-        v = float(value)
+        try:
+            v = float(value)
+        except OverflowError:  # an integer beyond every float
+            raise self.fail(name, value) from None
         if not math.isfinite(v):
             raise self.fail(name, value)
         if self.lo is not None and (v < self.lo or (self.lo_open and v == self.lo)):
@@ -216,7 +219,9 @@ class Choice(Spec):
     def validate(self, name, value):
         if isinstance(value, bool) and not any(isinstance(v, bool) for v in self.values):
             raise self.fail(name, value)
-        if value not in self.values:
+        # a value equal to a choice but of another type (2.0 for 2) is refused: the page would
+        # carry a float where its code expects an integer
+        if not any(value == v and type(value) is type(v) for v in self.values):
             raise self.fail(name, value)
         return value
 

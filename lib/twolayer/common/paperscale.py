@@ -133,6 +133,7 @@ def collect(
     root: str | os.PathLike,
     progress: dict | None = None,
     machine: str | None = None,
+    *,
     date: str | None = None,
     profile: str = "paper",
 ) -> list[Path]:
@@ -442,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     for p in args.progress:
         if Path(p).exists():
             progress["chapters"].update(json.loads(Path(p).read_text()).get("chapters", {}))
-    out = collect(args.src, args.root, progress, args.machine, args.date)
+    out = collect(args.src, args.root, progress, args.machine, date=args.date)
     for p in out:
         print(p)
     table_md = profile_table(args.root, progress, args.note)

@@ -24,7 +24,14 @@ def _key(k) -> int:
 
 
 def derive(seed: int, *keys) -> int:
-    """An integer seed (``< 2**32``) for ``seed`` and the purpose ``keys``."""
+    """An integer seed (``< 2**32``) for ``seed`` and the purpose ``keys`` (integers >= 0 or
+    strings, a string standing for its CRC-32).
+
+    The keys are the entropy of NumPy's ``SeedSequence``, which drops trailing zero words and
+    splits an integer into 32-bit words; so ``(s, k)`` and ``(s, k, 0)`` (or ``(s, k, "")``)
+    give the same seed, and so do ``(s, 2**32)`` and ``(s, 0, 1)``. A purpose must therefore
+    not be another purpose followed by zeros: name purposes by strings, or end them in a
+    non-zero key. Changing this would change every seed of the book."""
     return int(np.random.SeedSequence([_key(seed), *map(_key, keys)]).generate_state(1)[0])
 
 

@@ -151,6 +151,7 @@ def lemma33_sweep(
     ratios,
     draws: int,
     gamma: float,
+    *,
     seed: int,
     dims=None,
     progress: bool | None = None,

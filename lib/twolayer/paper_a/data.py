@@ -96,7 +96,7 @@ def sqrt_covariance(Sigma: np.ndarray | None, d: int) -> np.ndarray | None:
 
 
 def nearly_orthogonal(
-    n: int, d: int, seed: int, Sigma: np.ndarray | None = None, y: np.ndarray | None = None
+    n: int, d: int, seed: int, Sigma: np.ndarray | None = None, *, y: np.ndarray | None = None
 ) -> Dataset:
     """``x_i = Sigma^{1/2} xbar_i`` with ``xbar_i ~ N(0, I_d)`` (Paper A, Lemma 3.3).
 
@@ -129,6 +129,7 @@ def gaussian_mixture(
     d: int,
     seed: int,
     beta: float = 0.3,
+    *,
     mu_norm: float | None = None,
     label_noise: float = 0.0,
     mu: np.ndarray | None = None,
@@ -171,7 +172,7 @@ def gaussian_mixture(
 
 
 def noisy_xor(
-    n: int, d: int, seed: int, mu_norm: float | None = None, beta: float = 0.25
+    n: int, d: int, seed: int, mu_norm: float | None = None, *, beta: float = 0.25
 ) -> Dataset:
     """Noisy 2-XOR (Paper A, Section 5): ``x = c + xi`` with ``c`` uniform on
     ``{+-mu_1, +-mu_2}``, ``y = sign(|<mu_1, x>| - |<mu_2, x>|)``.
@@ -209,7 +210,7 @@ def noisy_xor(
 # --- data with a prescribed Gram matrix, and exact low-dimensional coordinates ------------------
 
 
-def points_with_gram(norms: np.ndarray, c: float, d: int, rng, what: str = "") -> np.ndarray:
+def points_with_gram(norms: np.ndarray, c: float, d: int, rng, *, what: str = "") -> np.ndarray:
     """``n`` points in ``R^d`` (``d >= n``) with norms ``norms`` and every off-diagonal inner
     product ``+-c`` (random signs from ``rng``): a symmetric square root of that Gram matrix
     placed in ``R^d`` by a random orthonormal frame. Raises when the Gram matrix is not
@@ -230,6 +231,7 @@ def constructed_gram(
     d: int,
     seed: int,
     gamma: float,
+    *,
     ratio: float = 0.9,
     norm_range: tuple[float, float] = (1.0, 1.2),
     y: np.ndarray | None = None,
@@ -257,7 +259,7 @@ def constructed_gram(
     norms = rng.uniform(lo, hi, size=n) if hi > lo else np.full(n, lo)
     rmin, rmax = norms.min(), norms.max()
     c = ratio * gamma**3 * rmin**4 / (3.0 * n * rmax**2)
-    X = points_with_gram(norms, c, d, rng, f"ratio={ratio} (n={n})")
+    X = points_with_gram(norms, c, d, rng, what=f"ratio={ratio} (n={n})")
     labels = random_signs(n, rng) if y is None else np.asarray(y, dtype=np.float64)
     if labels.shape != (n,) or not np.all(np.abs(labels) == 1):
         raise ValueError("y must be a vector of n entries in {-1, +1}")
@@ -301,7 +303,7 @@ def gaussian_span_coordinates(n: int, d: int, seed: int, y: np.ndarray | None = 
 
 
 def noisy_xor_span_coordinates(
-    n: int, d: int, seed: int, mu_norm: float | None = None, beta: float = 0.25
+    n: int, d: int, seed: int, mu_norm: float | None = None, *, beta: float = 0.25
 ) -> Dataset:
     """Noisy 2-XOR (as :func:`noisy_xor`) in exact low-dimensional coordinates.
 

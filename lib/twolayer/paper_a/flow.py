@@ -103,6 +103,7 @@ def normalized_flow(
     W0: torch.Tensor,
     X: torch.Tensor,
     y: torch.Tensor,
+    *,
     loss: str,
     lr,
     checkpoints,
@@ -267,7 +268,7 @@ def _numpy_flow(net, lossf, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, l
 
 
 def continue_flow(
-    run: FlowRun, net, X: torch.Tensor, y: torch.Tensor, loss: str, checkpoints
+    run: FlowRun, net, X: torch.Tensor, y: torch.Tensor, *, loss: str, checkpoints
 ) -> FlowRun:
     """``run`` extended to ``checkpoints[-1]`` (steps counted from the start of ``run``; those at
     or before its last step are ignored), keeping its checkpoints, losses and flow time."""
@@ -277,7 +278,7 @@ def continue_flow(
     if ck.size == 0:
         return run
     W_last = run.W[-1].to(device=torch.as_tensor(X).device)  # the checkpoints are on the host
-    ext = normalized_flow(net, W_last, X, y, loss, run.lr, ck - last)
+    ext = normalized_flow(net, W_last, X, y, loss=loss, lr=run.lr, checkpoints=ck - last)
     log_loss = np.concatenate([run.log_loss, ext.log_loss[1:]])
     return FlowRun(
         np.concatenate([run.checkpoints, ck]),
@@ -309,6 +310,7 @@ def flow_to_tolerance(
     W0: torch.Tensor,
     X: torch.Tensor,
     y: torch.Tensor,
+    *,
     loss: str,
     lr: float,
     steps: int,
@@ -322,11 +324,13 @@ def flow_to_tolerance(
     the end, and extend the run to :func:`steps_for_tolerance` steps when that is more.
     Returns the run and the total step count. Used where a page's tolerance tightens with its
     profile: the steps that reach it come from the rate the run itself shows."""
-    run = normalized_flow(net, W0, X, y, loss, lr, log_spaced_steps(steps, num_checkpoints))
+    run = normalized_flow(
+        net, W0, X, y, loss=loss, lr=lr, checkpoints=log_spaced_steps(steps, num_checkpoints)
+    )
     need = steps_for_tolerance(deviations(run.W[-1]), tolerances, steps, factor)
     if need > steps:
         extra = np.geomspace(steps, need, max(num_checkpoints // 2, 3)).round().astype(int)
-        run = continue_flow(run, net, X, y, loss, np.append(extra, need))
+        run = continue_flow(run, net, X, y, loss=loss, checkpoints=np.append(extra, need))
     return run, int(run.checkpoints[-1])
 
 
@@ -342,7 +346,7 @@ def normalised_by_margin(net, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor)
     return W / q[..., None, None]
 
 
-def distance_history(run: FlowRun, net, X, y, W_star) -> np.ndarray:
+def distance_history(run: FlowRun, net, X, y, *, W_star) -> np.ndarray:
     """``||W~ - W*||_F / ||W*||_F`` with ``W~`` the margin-normalised weights, at every
     checkpoint and configuration: shape ``(K, B)`` (NaN where the data are not separated)."""
     X, y = _f64(X), _f64(y)
@@ -368,7 +372,7 @@ def rate_slopes(s, values, decades: float = 1.0) -> np.ndarray:
 
 
 def certify_run(
-    run: FlowRun, net, X, y, sol, z_star, X_test, configs=None, every_checkpoint: bool = True
+    run: FlowRun, net, X, y, *, sol, z_star, X_test, configs=None, every_checkpoint: bool = True
 ):
     """:func:`twolayer.paper_a.kkt.certify` at every checkpoint (or only the last) of ``run``
     for the configurations ``configs`` (default: all), as a table with ``config``, ``step``,
@@ -389,7 +393,7 @@ def certify_run(
             W = run.W[k, b]
             if float(net.margins(W, Xt, yt).min()) <= 0:
                 continue
-            c = certify(net, W, X, y, sol, z_star, X_test)
+            c = certify(net, W, X, y, sol=sol, z_star=z_star, X_test=X_test)
             rows.append(
                 {
                     "config": int(b),
@@ -410,6 +414,7 @@ def phase_diagram(
     ns,
     dims: dict,
     draws: int,
+    *,
     loss: str,
     init_scale: float,
     steps: int,
@@ -467,7 +472,7 @@ def phase_diagram(
             seed=seeds.derive(seed, "phase-init", nn),
             batch=len(sets),
         )
-        run = normalized_flow(net, W0, Xb, yb, loss, lr, [steps])
+        run = normalized_flow(net, W0, Xb, yb, loss=loss, lr=lr, checkpoints=[steps])
         sols: dict = {}
         held = [b for b in range(len(sets)) if asm[b].holds]
         W_end = run.W[-1]
@@ -475,11 +480,13 @@ def phase_diagram(
             dev = []
             for b in held:
                 sol_b = _phase_solution(sols, net, Xs[b], ys[b], b)[0]
-                d_b = kkt.deviations(net, W_end[b : b + 1], Xs[b], ys[b], sol_b, X_test)
+                d_b = kkt.deviations(net, W_end[b : b + 1], Xs[b], ys[b], sol=sol_b, X_test=X_test)
                 dev.append([d_b[key] for key in kkt.DEVIATIONS])
             need = steps_for_tolerance(dev, tol, steps, factor)
             if need > steps:  # every draw goes on for the same steps, under the assumption or not
-                W_end = normalized_flow(net, W_end, Xb, yb, loss, lr, [need - steps]).W[-1]
+                W_end = normalized_flow(
+                    net, W_end, Xb, yb, loss=loss, lr=lr, checkpoints=[need - steps]
+                ).W[-1]
         else:
             need = steps
         for b, (dd, k, _) in enumerate(sets):
@@ -496,7 +503,7 @@ def phase_diagram(
             row["separated"] = sep
             if sep:
                 sol, z_star = _phase_solution(sols, net, Xs[b], ys[b], b)
-                c = kkt.certify(net, W, Xs[b], ys[b], sol, z_star, X_test)
+                c = kkt.certify(net, W, Xs[b], ys[b], sol=sol, z_star=z_star, X_test=X_test)
                 ok = {
                     "1 margins": c["margin_max_dev"] <= tol,
                     "2 collapse": c["row_collapse"] <= tol and c["lambda_in_range"],
@@ -522,7 +529,7 @@ def _phase_solution(cache: dict, net, X, y, b: int):
 
     if b not in cache:
         cache[b] = (
-            kkt.solve_problem3(X, y, net.m1, net.m2, net.gamma),
+            kkt.solve_problem3(X, y, net.m1, net.m2, gamma=net.gamma),
             kkt.max_margin_separator(X, y)[0],
         )
     return cache[b]
@@ -544,7 +551,7 @@ def first_dimension(table, column: str) -> dict:
 
 
 def initializations(
-    net, k: int, d: int, init_scale: float, mults, directions: int, seed: int
+    net, k: int, d: int, init_scale: float, *, mults, directions: int, seed: int
 ) -> torch.Tensor:
     """``directions`` random initial directions, each at every scale of ``mults``: ``W`` of
     shape ``(directions * len(mults), m, k)``, run ``b`` being direction ``b // len(mults)``
@@ -557,7 +564,7 @@ def initializations(
     return (W_dirs[:, None] * scale[None, :, None, None]).reshape(-1, net.m, k)
 
 
-def deviation_function(net, X, y, sol, X_test, kkt_residual: bool = False):
+def deviation_function(net, X, y, sol, *, X_test, kkt_residual: bool = False):
     """``W -> deviations``: Theorem 3.2's items 1-6 as deviations that vanish at the limit
     (``twolayer.paper_a.kkt.DEVIATIONS``, one row each, one column per run of ``W``
     (``(B, m, k)``)), plus Theorem 3.1's KKT residual when ``kkt_residual``; the argument
@@ -565,7 +572,7 @@ def deviation_function(net, X, y, sol, X_test, kkt_residual: bool = False):
     from . import kkt
 
     def deviations(W):
-        dev = kkt.deviations(net, W, X, y, sol, X_test)
+        dev = kkt.deviations(net, W, X, y, sol=sol, X_test=X_test)
         rows = [dev[key] for key in kkt.DEVIATIONS]
         if kkt_residual:
             rows.append(np.array([kkt.kkt_residual(net, w, X, y)["residual"] for w in W]))
@@ -579,6 +586,7 @@ def leak_sweep(
     d: int,
     m_pairs,
     gammas,
+    *,
     gap: float,
     loss: str,
     init_scale: float,
@@ -611,25 +619,33 @@ def leak_sweep(
         Xtest = X_test[:, : Xg.shape[1]]
         for m1, m2 in m_pairs:
             net = LeakyNetwork(m1, m2, gamma=g)
-            sol = kkt.solve_problem3(Xg, ds.y, m1, m2, g)
+            sol = kkt.solve_problem3(Xg, ds.y, m1, m2, gamma=g)
             z_star, _ = kkt.max_margin_separator(Xg, ds.y)
             W0 = initializations(
-                net, Xg.shape[1], d, init_scale, [1.0], 1, seeds.derive(seed, "sweep-init", m1, m2)
+                net,
+                Xg.shape[1],
+                d,
+                init_scale,
+                mults=[1.0],
+                directions=1,
+                seed=seeds.derive(seed, "sweep-init", m1, m2),
             )
             run, total = flow_to_tolerance(
                 net,
                 W0,
                 Xt,
                 yt,
-                loss,
-                1.0 / asm.R_max**2,
-                steps,
-                deviation_function(net, Xg, ds.y, sol, Xtest),
-                tol,
+                loss=loss,
+                lr=1.0 / asm.R_max**2,
+                steps=steps,
+                deviations=deviation_function(net, Xg, ds.y, sol, X_test=Xtest),
+                tolerances=tol,
                 num_checkpoints=12,
             )
-            curves[(g, m1, m2)] = (run.s, distance_history(run, net, Xg, ds.y, sol.W)[:, 0])
-            c = certify_run(run, net, Xg, ds.y, sol, z_star, Xtest, every_checkpoint=False).iloc[0]
+            curves[(g, m1, m2)] = (run.s, distance_history(run, net, Xg, ds.y, W_star=sol.W)[:, 0])
+            c = certify_run(
+                run, net, Xg, ds.y, sol=sol, z_star=z_star, X_test=Xtest, every_checkpoint=False
+            ).iloc[0]
             rows.append(
                 {
                     "gamma": g,

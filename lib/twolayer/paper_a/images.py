@@ -328,7 +328,7 @@ def load_digits() -> ImageData:
 
 
 def train_test_split(
-    data: ImageData, n_train: int, n_test: int | None, seed: int, test: ImageData | None = None
+    data: ImageData, n_train: int, n_test: int | None, seed: int, *, test: ImageData | None = None
 ):
     """Seeded subsets: ``n_train`` training and ``n_test`` test images.
 
@@ -393,6 +393,7 @@ def prepare(
     n_train: int,
     n_test: int | None,
     seed: int,
+    *,
     task: str = "multiclass",
     mode: str = "scale",
     data_dir=None,

@@ -105,7 +105,7 @@ def _check_labels(y) -> np.ndarray:
 
 
 def solve_problem3(
-    X, y, m1: int, m2: int, gamma: float, solver: str = "CLARABEL"
+    X, y, m1: int, m2: int, *, gamma: float, solver: str = "CLARABEL"
 ) -> Problem3Solution:
     """Solve the convex Problem (3) (Theorem 3.2, item 5) with its duals ``lambda_i``."""
     import cvxpy as cp
@@ -164,7 +164,7 @@ def z_from_weights(W, m1: int) -> np.ndarray:
     return (W[..., :m1, :].sum(axis=-2) - W[..., m1:, :].sum(axis=-2)) / math.sqrt(W.shape[-2])
 
 
-def vu_from_multipliers(lam, X, y, m: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+def vu_from_multipliers(lam, X, y, m: int, *, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     """Item 2: ``v = (sum_{I+} lam_i x_i - gamma sum_{I-} lam_i x_i)/sqrt(m)``, ``u`` mirrored."""
     lam, X, y = _np(lam), _np(X), _check_labels(y)
     pos, neg = lam * (y > 0), lam * (y < 0)
@@ -173,7 +173,7 @@ def vu_from_multipliers(lam, X, y, m: int, gamma: float) -> tuple[np.ndarray, np
     return v, u
 
 
-def multipliers_from_vu(v, u, X, y, m: int, gamma: float) -> tuple[np.ndarray, float]:
+def multipliers_from_vu(v, u, X, y, *, m: int, gamma: float) -> tuple[np.ndarray, float]:
     """Invert item 2 by least squares: the ``lambda`` whose ``(v, u)`` is closest to the given
     pair, and the relative residual ``||(v, u) - (v, u)(lambda)|| / ||(v, u)||`` (0 when
     ``(v, u)`` lies in the form item 2 prescribes)."""
@@ -189,7 +189,7 @@ def multipliers_from_vu(v, u, X, y, m: int, gamma: float) -> tuple[np.ndarray, f
     return lam, res
 
 
-def problem1_kkt_residual(net, W, X, y, lam) -> dict[str, float]:
+def problem1_kkt_residual(net, W, X, y, *, lam) -> dict[str, float]:
     """KKT residuals of Problem (1) at ``W`` with multipliers ``lam`` (Paper A, Appendix A).
 
     ``stationarity``: ``||W - sum_i lam_i y_i grad_W f(x_i; W)||_F / ||W||_F`` with
@@ -220,7 +220,7 @@ def project_rows_onto_span(W, X) -> np.ndarray:
     return (W @ Q) @ Q.T
 
 
-def certify(net, W, X, y, sol: Problem3Solution, z_star, X_test) -> dict[str, float]:
+def certify(net, W, X, y, *, sol: Problem3Solution, z_star, X_test) -> dict[str, float]:
     """Measure items 1-7 of Theorem 3.2 for a trained ``W`` (rows in ``span{x_i}``), against the
     solver's optimum ``sol`` and ``z_star``; ``W`` is first normalised by its smallest margin.
 
@@ -248,7 +248,7 @@ def certify(net, W, X, y, sol: Problem3Solution, z_star, X_test) -> dict[str, fl
     delta = Wn - Wstar
     s = torch.linalg.svdvals(Wn)
     v, u = group_means(Wn, m1)
-    lam, lam_res = multipliers_from_vu(v, u, X, y, net.m, gamma)
+    lam, lam_res = multipliers_from_vu(v, u, X, y, m=net.m, gamma=gamma)
     lo, hi = multiplier_bounds(X, gamma)
     means = torch.cat([torch.as_tensor(v).expand(m1, -1), torch.as_tensor(u).expand(net.m2, -1)])
     z = torch.as_tensor(z_from_vu(v, u, m1, net.m2))
@@ -285,7 +285,7 @@ def certify(net, W, X, y, sol: Problem3Solution, z_star, X_test) -> dict[str, fl
 DEVIATIONS = ("margin_max_dev", "row_collapse", "rank_ratio", "dist_to_convex", "sign_disagreement")
 
 
-def deviations(net, W, X, y, sol: Problem3Solution, X_test) -> dict[str, np.ndarray]:
+def deviations(net, W, X, y, *, sol: Problem3Solution, X_test) -> dict[str, np.ndarray]:
     """Items 1, 2 (collapse), 3, 4-5 and 6 of Theorem 3.2 as deviations that vanish at the
     limit, for a batch ``W`` of shape ``(B, m, d)`` (rows in the data's coordinates), each of
     shape ``(B,)``: the quantities of :func:`certify` (``sign_disagreement = 1 -
@@ -355,7 +355,7 @@ def three_point_kkt_system(eps: float, m: int = 2, gamma: float = THREE_POINT_GA
     for k in range(3):
         e = np.zeros(3)
         e[k] = 1.0
-        v, u = vu_from_multipliers(e, X, y, m, gamma)
+        v, u = vu_from_multipliers(e, X, y, m, gamma=gamma)
         pos = (m1 * X @ v - gamma * m2 * X @ u) / math.sqrt(m)
         neg = (m2 * X @ u - gamma * m1 * X @ v) / math.sqrt(m)
         cols.append(np.where(y > 0, pos, neg))
@@ -424,7 +424,7 @@ def three_point_table(eps_grid, m_half: int = 1) -> list[dict]:
     rows = []
     for e in np.asarray(eps_grid, dtype=float):
         X, y = three_point_example(float(e))
-        sol = solve_problem3(X, y, m_half, m_half, THREE_POINT_GAMMA)
+        sol = solve_problem3(X, y, m_half, m_half, gamma=THREE_POINT_GAMMA)
         z_star, _ = max_margin_separator(X, y)
         z, zs = three_point_closed_forms(float(e))
         printed = three_point_multipliers(float(e))

@@ -124,6 +124,7 @@ def constructed_data(
     d: int,
     seed: int,
     gamma: float,
+    *,
     ratio: float = 0.5,
     norm_range: tuple[float, float] = (1.0, 1.2),
     H: float = 0.25,
@@ -152,7 +153,7 @@ def constructed_data(
     R2 = (rmax / rmin) ** 2
     C_R = 10.0 * R2 / gamma**2 + 10.0
     c = ratio * gamma**2 * rmin**2 / (5.0 * C_R * R2 * n)
-    X = points_with_gram(norms, c, d, rng, f"ratio={ratio} (n={n})")
+    X = points_with_gram(norms, c, d, rng, what=f"ratio={ratio} (n={n})")
     y = random_signs(n, rng)
     return Dataset(
         X,
@@ -216,6 +217,7 @@ def init_bound(
     d: int,
     consts: DataConstants,
     lr: float,
+    *,
     grad0: float,
     eps: float = 0.05,
     delta: float = 1e-3,
@@ -241,7 +243,7 @@ def init_bound(
 
 
 def init_condition(
-    net, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, lr, gamma: float, eps: float
+    net, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, *, lr, gamma: float, eps: float
 ) -> dict[str, np.ndarray]:
     """The realised (A2) quantities of a batch ``W0`` ``(B, m, d)`` with step sizes ``lr``:
     ``max_k |f(x_k; W0)|`` and ``(||W0||_F + lr ||grad L(W0) - grad L(0)||_F) /

@@ -69,6 +69,7 @@ class LeakyNetwork:
         scale: float | torch.Tensor,
         seed: int,
         batch: int | None = None,
+        *,
         dtype=torch.float64,
         device=None,
     ) -> torch.Tensor:
@@ -105,6 +106,7 @@ class LeakyNetwork:
         X: torch.Tensor,
         y: torch.Tensor,
         loss: Loss,
+        *,
         normalized: bool = False,
     ):
         """``(L, log L, C, q)`` with ``grad L = -C X``: the gradient's coefficients on the data,
@@ -128,6 +130,7 @@ class LeakyNetwork:
         X: torch.Tensor,
         y: torch.Tensor,
         loss: Loss,
+        *,
         normalized: bool = False,
     ):
         """Empirical risk ``L(W)`` and its gradient in closed form (no autograd).
@@ -137,7 +140,7 @@ class LeakyNetwork:
         computed from log-space weights so it stays finite when ``L`` underflows).
         Returns ``(L, log L, G)`` with ``G`` shaped like ``W``.
         """
-        L, logL, C, _ = self.loss_and_coef(W, X, y, loss, normalized)
+        L, logL, C, _ = self.loss_and_coef(W, X, y, loss, normalized=normalized)
         return L, logL, -(C @ X)
 
 

@@ -72,6 +72,7 @@ def setup(
     d: int,
     m: int,
     gamma: float,
+    *,
     seed: int,
     data_ratio: float = 0.5,
     lr_scale: float = 1.0,
@@ -87,7 +88,7 @@ def setup(
     consts = lowrank.data_constants(ds.X, gamma, H_SMOOTH)
     grad0 = lowrank.grad_at_zero_norm(ds.X, ds.y, gamma)
     alpha = lr_scale * consts.step_bound
-    bound = lowrank.init_bound(m, d, consts, alpha, grad0, eps=eps, delta=delta)
+    bound = lowrank.init_bound(m, d, consts, alpha, grad0=grad0, eps=eps, delta=delta)
     net = LeakyNetwork(m - m // 2, m // 2, phi="smoothed_leaky_relu", gamma=gamma)
     return Setup(n, d, m, gamma, X, y, consts, consts.step_bound, alpha, grad0, bound, net)
 
@@ -112,6 +113,7 @@ def run_batch(
     omega,
     lr,
     steps: int,
+    *,
     seed: int,
     records: int = 40,
     full: bool = True,
@@ -132,7 +134,7 @@ def run_batch(
     B = omega.numel()
     W0 = s.net.init(s.d, omega, seed=seed, batch=B, dtype=resolve_dtype(dtype), device=device)
     X, y = s.X.to(W0), s.y.to(W0)  # once, before the runs (no copy on the CPU in float64)
-    realised = lowrank.init_condition(s.net, W0, X, y, lr, s.gamma, eps)
+    realised = lowrank.init_condition(s.net, W0, X, y, lr=lr, gamma=s.gamma, eps=eps)
     _, _, G0 = s.net.loss_and_grad(W0, X, y, get_loss("logistic"))
     lower = lowrank.step1_lower_bound(W0, G0, lr)
     spectral0 = torch.linalg.matrix_norm(W0, ord=2).cpu().numpy()
@@ -168,6 +170,7 @@ def init_sweep(
     multipliers,
     draws: int,
     seed: int,
+    *,
     eps: float = 0.05,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype = "float64",
@@ -199,6 +202,7 @@ def size_sweep(  # noqa: PLR0913 (one setting per argument of the size sweep)
     base: dict,
     gamma: float,
     seed: int,
+    *,
     lr_scale: float = 1.0,
     draws: int = 2,
     long_lr_scale: float | None = None,

@@ -148,7 +148,7 @@ def run(
             steps=cfg0["steps"],
             record_steps=rec,
             progress=progress,
-            metrics=run_metrics(net, X, y, Xt, yt),
+            metrics=run_metrics(net, X, y, Xt, yt=yt),
             desc=f"d={cfg0['d']} seed={cfg0['seed']}",
         )
         for b, i in enumerate(idx):
@@ -159,7 +159,7 @@ def run(
     return [out[i] for i in range(len(configs))]
 
 
-def run_metrics(net: LeakyNetwork, X, y, Xt, yt) -> dict:
+def run_metrics(net: LeakyNetwork, X, y, Xt, *, yt) -> dict:
     """The metrics :func:`run` records: the stable rank and the test and training accuracies,
     computed on the device of the data (``X, y, Xt, yt`` must already be on ``W``'s device:
     nothing is copied at a record step)."""
@@ -220,6 +220,7 @@ def figure1_configs(
     dims,
     d_right: int,
     scales,
+    *,
     left_scale: float,
     left_lr: float,
     right_lr: float,

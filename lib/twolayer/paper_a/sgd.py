@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,7 +62,7 @@ class Params:
 
 
 def glorot_uniform_init(
-    d: int, m: int, k: int, init_scales, seed: int, dtype=torch.float32, device=None
+    d: int, m: int, k: int, init_scales, *, seed: int, dtype=torch.float32, device=None
 ) -> Params:
     """Glorot-uniform ``W`` and ``a`` times each of ``init_scales`` (one configuration each)."""
     scales = torch.as_tensor(np.asarray(init_scales, dtype=np.float64).reshape(-1))
@@ -132,7 +133,7 @@ def predict(F: torch.Tensor, loss: str) -> torch.Tensor:
 
 
 @torch.no_grad()
-def evaluate(p: Params, X: torch.Tensor, y: torch.Tensor, loss: str, chunk: int = 8192):
+def evaluate(p: Params, X: torch.Tensor, y: torch.Tensor, loss: str, *, chunk: int = 8192):
     """Accuracy and mean loss per configuration on ``(X, y)``, in chunks of ``chunk`` rows."""
     correct = torch.zeros(p.W.shape[0], dtype=torch.float64, device=p.W.device)
     total = torch.zeros_like(correct)
@@ -174,30 +175,33 @@ class SGDResult:
     device: str = "cpu"
 
 
-def train(  # noqa: PLR0913 (SGD's settings, each named; a config object is still to come)
-    X_train,
-    y_train,
-    X_test,
-    y_test,
-    init_scales=(1.0,),
-    width: int = 512,
-    loss: str = "cross_entropy",
-    num_classes: int | None = None,
-    lr: float = 0.05,
-    batch_size: int = 32,
-    steps: int = 1000,
-    seed: int = 0,
-    record_steps=None,
-    dtype: str | torch.dtype = "float32",
-    device: str | torch.device | None = None,
-    progress: bool | None = None,
-    max_loss: float = 1e4,
-    chunk: int = 8192,
-    num_threads: int | None = None,
-    desc: str = "SGD",
-    check_every: int = 100,
-) -> SGDResult:
-    """Minibatch SGD from Glorot-uniform initialisations scaled by each of ``init_scales``.
+@dataclass(frozen=True, kw_only=True)
+class SGDConfig:
+    """The settings of one call of :func:`train` (Figure 2: ``notebooks/paper_a/real_images``),
+    each named; a variant is ``dataclasses.replace(config, lr=0.1)``."""
+
+    init_scales: Sequence[float] = (1.0,)  # one configuration per scale
+    width: int = 512  # hidden units m
+    loss: str = "cross_entropy"  # "logistic" (labels +-1) or "cross_entropy" (0..k-1)
+    num_classes: int | None = None  # None: from the labels
+    lr: float = 0.05  # step size
+    batch_size: int = 32
+    steps: int = 1000
+    seed: int = 0  # the initial draw and the minibatches
+    record_steps: Sequence[int] | None = None  # None: 60 log-spaced steps in [0, steps]
+    dtype: str | torch.dtype = "float32"
+    device: str | torch.device | None = None  # None: CUDA when present
+    progress: bool | None = None  # None: a bar when stderr is a terminal
+    max_loss: float = 1e4  # a minibatch loss above it is a divergence
+    chunk: int = 8192  # rows per block when the full sets are evaluated
+    num_threads: int | None = None  # PyTorch CPU threads for the run (None: see train)
+    desc: str = "SGD"  # the progress bar's label
+    check_every: int = 100  # steps between reads of the divergence test
+
+
+def train(X_train, y_train, X_test, y_test, *, config: SGDConfig | None = None) -> SGDResult:
+    """Minibatch SGD from Glorot-uniform initialisations scaled by each of ``init_scales``
+    (the settings: ``config``, an :class:`SGDConfig`; default: its defaults).
 
     Every configuration uses the same seeded initial draw and the same seeded minibatches.
     ``record_steps`` (default: 60 log-spaced steps in ``[0, steps]``) are the steps at which the
@@ -215,61 +219,29 @@ def train(  # noqa: PLR0913 (SGD's settings, each named; a config object is stil
     start-up costs more than it saves, and a fixed count keeps results identical run to run)
     and leaves the setting alone otherwise.
     """
+    c = SGDConfig() if config is None else config
+    if not isinstance(c, SGDConfig):
+        raise TypeError(f"config must be an SGDConfig, got {type(c).__name__}")
     old_threads = torch.get_num_threads()
     work = (
-        len(np.asarray(init_scales).reshape(-1)) * batch_size * width * np.asarray(X_train).shape[1]
+        len(np.asarray(c.init_scales).reshape(-1))
+        * c.batch_size
+        * c.width
+        * np.asarray(X_train).shape[1]
     )
-    threads = num_threads if num_threads is not None else (1 if work < 2**26 else old_threads)
+    threads = c.num_threads if c.num_threads is not None else (1 if work < 2**26 else old_threads)
     torch.set_num_threads(int(threads))
     try:
-        return _train(
-            X_train,
-            y_train,
-            X_test,
-            y_test,
-            init_scales,
-            width,
-            loss,
-            num_classes,
-            lr,
-            batch_size,
-            steps,
-            seed,
-            record_steps,
-            dtype,
-            device,
-            progress,
-            max_loss,
-            chunk,
-            desc,
-            check_every,
-        )
+        return _train(X_train, y_train, X_test, y_test, c)
     finally:
         torch.set_num_threads(old_threads)
 
 
-def _train(  # noqa: PLR0913 (as train)
-    X_train,
-    y_train,
-    X_test,
-    y_test,
-    init_scales,
-    width,
-    loss,
-    num_classes,
-    lr,
-    batch_size,
-    steps,
-    seed,
-    record_steps,
-    dtype,
-    device,
-    progress,
-    max_loss,
-    chunk,
-    desc,
-    check_every=100,
-) -> SGDResult:
+def _train(X_train, y_train, X_test, y_test, c: SGDConfig) -> SGDResult:
+    init_scales, width, loss, num_classes = c.init_scales, c.width, c.loss, c.num_classes
+    lr, batch_size, steps, seed, record_steps = c.lr, c.batch_size, c.steps, c.seed, c.record_steps
+    dtype, device, progress, max_loss, chunk = c.dtype, c.device, c.progress, c.max_loss, c.chunk
+    desc, check_every = c.desc, c.check_every
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
@@ -301,7 +273,7 @@ def _train(  # noqa: PLR0913 (as train)
         ytr = torch.as_tensor(np.asarray(y_train), dtype=torch.long, device=dev)
         yte = torch.as_tensor(np.asarray(y_test), dtype=torch.long, device=dev)
     n, d = Xtr.shape
-    p = glorot_uniform_init(d, width, k, init_scales, seed, dtype=dt, device=dev)
+    p = glorot_uniform_init(d, width, k, init_scales, seed=seed, dtype=dt, device=dev)
     B = p.W.shape[0]
     rec = (
         log_spaced_steps(steps, 60)
@@ -320,8 +292,8 @@ def _train(  # noqa: PLR0913 (as train)
 
     def record(t: int) -> None:
         sr = stable_rank(p.W)
-        acc_tr, l_tr = evaluate(p, Xtr, ytr, loss, chunk)
-        acc_te, l_te = evaluate(p, Xte, yte, loss, chunk)
+        acc_tr, l_tr = evaluate(p, Xtr, ytr, loss, chunk=chunk)
+        acc_te, l_te = evaluate(p, Xte, yte, loss, chunk=chunk)
         for name, v in zip(names, (sr, acc_tr, acc_te, l_tr, l_te)):
             v = v.detach().to("cpu", torch.float64).numpy()
             bad = ~np.isfinite(v)
@@ -383,7 +355,7 @@ def _train(  # noqa: PLR0913 (as train)
 # --- reading a history ---------------------------------------------------------------------------
 
 
-def accuracy_gap_threshold(acc_train, acc_test, n_train: int, n_test: int, z: float = 3.0):
+def accuracy_gap_threshold(acc_train, acc_test, n_train: int, n_test: int, *, z: float = 3.0):
     """``z`` standard errors of ``acc_train - acc_test`` for independent binomial samples
     (each variance floored at that of one error in the sample, so a perfect score still has
     noise): ``z * sqrt(p(1-p)/n_train + q(1-q)/n_test)``."""
@@ -392,12 +364,14 @@ def accuracy_gap_threshold(acc_train, acc_test, n_train: int, n_test: int, z: fl
     return z * np.sqrt(p * (1 - p) / n_train + q * (1 - q) / n_test)
 
 
-def separation_index(acc_train, acc_test, n_train: int, n_test: int, z: float = 3.0) -> int | None:
+def separation_index(
+    acc_train, acc_test, n_train: int, n_test: int, *, z: float = 3.0
+) -> int | None:
     """First record index from which the train accuracy exceeds the test accuracy by more than
     :func:`accuracy_gap_threshold` at *every* later record (``None`` if never): the point where
     train and test accuracy separate for good."""
     gap = np.asarray(acc_train, float) - np.asarray(acc_test, float)
-    above = gap > accuracy_gap_threshold(acc_train, acc_test, n_train, n_test, z)
+    above = gap > accuracy_gap_threshold(acc_train, acc_test, n_train, n_test, z=z)
     if not above[-1]:
         return None
     i = len(above) - 1
@@ -432,7 +406,7 @@ def near_min_index(values, factor: float = 1.1) -> int:
 
 
 def summarize(
-    result: SGDResult, n_train: int, n_test: int, z: float = 3.0, rise_factor: float = 1.1
+    result: SGDResult, n_train: int, n_test: int, z: float = 3.0, *, rise_factor: float = 1.1
 ) -> list[dict]:
     """One row per configuration: initial, minimum (and its step) and final stable rank, the
     largest rise after the minimum, final accuracies, the step at which train and test accuracy
@@ -445,7 +419,7 @@ def summarize(
     for b, s in enumerate(result.init_scales):
         sr = h["stable_rank"][:, b]
         i_min = int(np.argmin(sr))
-        sep = separation_index(h["train_acc"][:, b], h["test_acc"][:, b], n_train, n_test, z)
+        sep = separation_index(h["train_acc"][:, b], h["test_acc"][:, b], n_train, n_test, z=z)
         rise = rise_index(sr, rise_factor)
         half = halving_index(sr)
         rows.append(

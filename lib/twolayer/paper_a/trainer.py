@@ -236,6 +236,7 @@ def gradient_descent(  # noqa: PLR0913 (the trainer's settings, each named)
     W0: torch.Tensor,
     X: torch.Tensor,
     y: torch.Tensor,
+    *,
     loss: str | Loss = "logistic",
     lr: float | torch.Tensor = 0.1,
     steps: int = 1000,

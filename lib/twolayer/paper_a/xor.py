@@ -46,7 +46,7 @@ class XorBatch:
 
 
 def xor_batch(
-    n: int, dims, num_seeds: int, n_test: int, beta: float, gamma: float, seed: int
+    n: int, dims, num_seeds: int, n_test: int, *, beta: float, gamma: float, seed: int
 ) -> XorBatch:
     """``num_seeds`` noisy-XOR training sets of ``n`` points (``||mu_1|| = ||mu_2|| =
     d^beta``) and ``n_test`` fresh test points each, for every ``d`` in ``dims``; Theorem 3.2's
@@ -122,6 +122,7 @@ def train_and_test(
     batch: XorBatch,
     loss: str,
     init_scales,
+    *,
     steps: int,
     seed: int,
     tol: float | None = None,
@@ -165,7 +166,7 @@ def train_and_test(
     W_dir = net.init(k, 1.0 / math.sqrt(k), seed=seeds.derive(seed, "xor-init"), batch=B)
     W0 = (torch.as_tensor(scales)[:, None, None, None] * W_dir[None]).reshape(S * B, net.m, k)
     W0 = W0.to(dtype=dt, device=device)
-    run = flow.normalized_flow(net, W0, X, y, loss, lr, [steps])
+    run = flow.normalized_flow(net, W0, X, y, loss=loss, lr=lr, checkpoints=[steps])
     W, log_loss = run.W[-1].to(X.device).clone(), run.log_loss[-1].copy()
     total = np.full(S * B, steps)
     held = np.tile(batch.info.holds.to_numpy(), S)
@@ -176,7 +177,9 @@ def train_and_test(
         dis = np.where(separated, 1 - m["linear_agreement"], 1.0)
         need = flow.steps_for_tolerance(dis, tol, steps, factor)
         if need > steps:
-            ext = flow.normalized_flow(net, W[idx], X[idx], y[idx], loss, lr[held], [need - steps])
+            ext = flow.normalized_flow(
+                net, W[idx], X[idx], y[idx], loss=loss, lr=lr[held], checkpoints=[need - steps]
+            )
             W[idx] = ext.W[-1].to(X.device)
             log_loss[held] = ext.log_loss[-1]
             total[held] = need
@@ -184,7 +187,7 @@ def train_and_test(
             if equal_steps and rest.any():
                 jdx = torch.as_tensor(np.flatnonzero(rest), device=X.device)
                 ext = flow.normalized_flow(
-                    net, W[jdx], X[jdx], y[jdx], loss, lr[rest], [need - steps]
+                    net, W[jdx], X[jdx], y[jdx], loss=loss, lr=lr[rest], checkpoints=[need - steps]
                 )
                 W[jdx] = ext.W[-1].to(X.device)
                 log_loss[rest] = ext.log_loss[-1]

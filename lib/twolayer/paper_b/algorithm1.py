@@ -62,29 +62,29 @@ def stage2_problem(W: np.ndarray, teacher: Teacher):
     return G, b, c, n
 
 
-def lasso_objective(a, G, b, c, weights, lam) -> float:
+def lasso_objective(a, G, b, c, *, weights, lam) -> float:
     return float(a @ G @ a - 2 * b @ a + c + lam * np.sum(weights * np.abs(a)))
 
 
-def stage2_subgradient(a0, G, b, c, weights, lam, eta: float, steps: int, record_every: int = 1):
+def stage2_subgradient(a0, G, b, c, *, weights, lam, eta: float, steps: int, record_every: int = 1):
     """The paper's method (Appendix D): subgradient steps ``a <- a - eta (2 G a - 2 b +
     lam weights sign(a))``; returns the best iterate and the objective history."""
     a = np.array(a0, dtype=np.float64)
-    best, best_val = a.copy(), lasso_objective(a, G, b, c, weights, lam)
+    best, best_val = a.copy(), lasso_objective(a, G, b, c, weights=weights, lam=lam)
     hist = [best_val]
     for t in range(steps):
         a = a - eta * (2 * G @ a - 2 * b + lam * weights * np.sign(a))
         if (t + 1) % record_every == 0 or t + 1 == steps:
-            v = lasso_objective(a, G, b, c, weights, lam)
+            v = lasso_objective(a, G, b, c, weights=weights, lam=lam)
             hist.append(v)
             if v < best_val:
                 best, best_val = a.copy(), v
     return best, np.array(hist)
 
 
-def stage2_cvxpy(G, b, c, weights, lam):
+def stage2_cvxpy(G, b, c, weights, *, lam):
     """Reference solution of the same problem by a conic solver (Clarabel via cvxpy)."""
-    return feat.solve_weighted_lasso(G, b, c, weights, lam)
+    return feat.solve_weighted_lasso(G, b, c, weights, lam=lam)
 
 
 def balance(net: Net) -> Net:
@@ -102,6 +102,7 @@ def stage2(
     teacher: Teacher,
     lam: float,
     method: str = "cvxpy",
+    *,
     eta: float | None = None,
     steps: int = 0,
 ):
@@ -109,12 +110,12 @@ def stage2(
     and a dict with the solution ``a`` and the objective value."""
     G, b, c, wts = stage2_problem(net1.W, teacher)
     if method == "cvxpy":
-        a, val = stage2_cvxpy(G, b, c, wts, lam)
+        a, val = stage2_cvxpy(G, b, c, wts, lam=lam)
         hist = None
     elif method == "subgradient":
         if eta is None:
             eta = 1.0 / (2 * np.linalg.eigvalsh(G)[-1])
-        a, hist = stage2_subgradient(net1.a, G, b, c, wts, lam, eta, steps)
+        a, hist = stage2_subgradient(net1.a, G, b, c, weights=wts, lam=lam, eta=eta, steps=steps)
         val = hist.min()
     else:
         raise ValueError("method must be 'cvxpy' or 'subgradient'")
@@ -178,6 +179,7 @@ def stage3(
     teacher: Teacher,
     lam0: float,
     epochs: int,
+    *,
     steps: int,
     eta: float,
     record_every: int = 50,

@@ -242,7 +242,7 @@ def rho_eta(cert: Certificate, W, min_delta: float = 1e-4) -> tuple[float, np.nd
     return float(np.nanmin(ratio)), ratio
 
 
-def mc_identity(cert: Certificate, W, n: int, seed: int, batch: int = 100_000):
+def mc_identity(cert: Certificate, W, n: int, seed: int, *, batch: int = 100_000):
     """Monte Carlo ``E[p(x) relu_{>=2}(w.x)]`` for unit rows ``W``: (mean, standard error)."""
     W = _unit(W)
     rng = np.random.default_rng([seed, 41])
@@ -410,7 +410,7 @@ def measure_loss(teacher: Teacher, U: np.ndarray, c: np.ndarray) -> float:
     return max(float(c @ G @ c - 2 * b @ c + y2), 0.0)
 
 
-def lemma9_terms(cert: Certificate, rho: float, teacher: Teacher, U, c) -> dict:
+def lemma9_terms(cert: Certificate, rho: float, teacher: Teacher, U, *, c) -> dict:
     """Both sides of Lemma 9 (F.2) for ``mu = sum c_j delta_{u_j}``, with ``mu* = sum a*_i
     ||w*_i|| delta_{wbar*_i}``: (1) ``|<eta, mu - mu*>| <= ||p|| sqrt(L(mu))`` and (2)
     ``|<eta, mu>| <= |mu|_1 - rho_eta sum_i int_{T_i} delta^2 d|mu|``; also ``<eta, mu*>``
@@ -467,7 +467,7 @@ def random_measure(teacher: Teacher, atoms: int, rng, spread: float = 0.5):
 
 
 def lemma7_snapshot(
-    net: Net, teacher: Teacher, lam: float, zeta: float, p_norm: float, close_factor: float = 1.0
+    net: Net, teacher: Teacher, lam: float, zeta: float, *, p_norm: float, close_factor: float = 1.0
 ) -> dict:
     """Lemma F.17 (Lemma 7) at one network, after the sign flip of Lemma F.14: the direction
     ``D`` of :func:`descent_direction` with ``delta_close = close_factor (zeta +

@@ -84,7 +84,7 @@ def median_se(x, n_boot: int = 200, seed: int = 0) -> float:
     return float(meds.std(ddof=1))
 
 
-def dimension_sweep(ds, m: int, kind: str, r: int, m_star: int, seed: int) -> list[dict]:
+def dimension_sweep(ds, m: int, kind: str, r: int, *, m_star: int, seed: int) -> list[dict]:
     """Stage 1 at every ``d`` of ``ds`` (width ``m``), for the teacher ``tmod.make(kind, d, r,
     m_star, teacher seed)``: the same teacher shape embedded in each ``R^d``. One row per
     ``d``: medians over the distinct neurons (a symmetric pair carries one direction) and
@@ -93,7 +93,7 @@ def dimension_sweep(ds, m: int, kind: str, r: int, m_star: int, seed: int) -> li
     rows = []
     t_seed = seeds.derive(seed, "teacher")
     for d in ds:
-        t = tmod.make(kind, d, r, m_star, t_seed)
+        t = tmod.make(kind, d, r, m_star, seed=t_seed)
         net0 = alg.symmetric_init(d, m, seeds.derive(seed, "init", d))
         net1 = alg.stage1(net0, t)
         g = first_step_geometry(net0, net1, t)
@@ -139,11 +139,14 @@ def default_m_star(kind: str, r: int) -> int:
     return {"random": r + 1, "degenerate": r * (r + 1) // 2, "prototype": 3}[kind]
 
 
-def teachers(kind: str, d: int, r: int, m_star: int, repeats: int, seed: int, purpose: str) -> list:
+def teachers(
+    kind: str, d: int, r: int, m_star: int, *, repeats: int, seed: int, purpose: str
+) -> list:
     """``repeats`` independent teachers ``tmod.make(kind, d, r, m_star, .)``, their seeds
     derived from ``(seed, purpose, r, s)``."""
     return [
-        tmod.make(kind, d, r, m_star, seeds.derive(seed, purpose, r, s)) for s in range(repeats)
+        tmod.make(kind, d, r, m_star, seed=seeds.derive(seed, purpose, r, s))
+        for s in range(repeats)
     ]
 
 
@@ -174,7 +177,7 @@ def slope_estimate(ms, cov: np.ndarray, seed: int) -> fits.Estimate:
 
 
 def subgradient_trace(
-    a0, G, b, c, weights, lam: float, steps: int, a_ref, v_ref: float, eta: float | None = None
+    a0, G, b, c, *, weights, lam: float, steps: int, a_ref, v_ref: float, eta: float | None = None
 ) -> dict:
     """The paper's subgradient method (Appendix D) for ``steps`` steps from ``a0`` with the
     quantities of the guarantee in the proof of Lemma 4 (convexity only): for every ``T``,
@@ -184,13 +187,13 @@ def subgradient_trace(
     if eta is None:
         eta = 1.0 / (2 * np.linalg.eigvalsh(G)[-1])
     a = np.array(a0, dtype=np.float64)
-    values = [alg.lasso_objective(a, G, b, c, weights, lam)]
+    values = [alg.lasso_objective(a, G, b, c, weights=weights, lam=lam)]
     sq = np.empty(steps)
     for t in range(steps):
         g = 2 * G @ a - 2 * b + lam * weights * np.sign(a)
         sq[t] = g @ g
         a = a - eta * g
-        values.append(alg.lasso_objective(a, G, b, c, weights, lam))
+        values.append(alg.lasso_objective(a, G, b, c, weights=weights, lam=lam))
     values = np.asarray(values)
     best_gap = np.minimum.accumulate(values) - v_ref
     T = np.arange(1, steps + 1)
@@ -263,7 +266,7 @@ def population_zero_threshold(teacher: tmod.Teacher, grid: int) -> float:
     return float(2 * np.max(np.abs(kappa2(U @ Us.T) @ cs)))
 
 
-def eps0_sweep(ms, teacher_list, lam_scale: float, grid: int, seed: int) -> dict:
+def eps0_sweep(ms, teacher_list, lam_scale: float, grid: int, *, seed: int) -> dict:
     """Lemma 4 over widths: for every width of ``ms`` (made even) and every teacher of
     ``teacher_list`` (one independent initialization each), Stage 1, then Stage 2 at the
     paper's schedule scaled down, ``lambda = lam_scale sqrt(eps0)``, and its optimality gap

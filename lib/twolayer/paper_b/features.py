@@ -106,7 +106,7 @@ def lasso_quadratic(U: np.ndarray, scale: np.ndarray, teacher: Teacher):
     return G, b, teacher.target_norm2()
 
 
-def solve_weighted_lasso(G, b, c, weights, lam, solver="CLARABEL"):
+def solve_weighted_lasso(G, b, c, weights, *, lam, solver="CLARABEL"):
     """``min_a a^T G a - 2 b^T a + c + lam sum_j weights_j |a_j|`` with cvxpy; returns
     ``(a, value)``. ``G`` is factored (eigen-decomposition, negative rounding clipped)."""
     import cvxpy as cp
@@ -135,7 +135,7 @@ def min_measure_loss(teacher: Teacher, lam: float, grid: int = 360) -> float:
     Us = teacher.W / np.linalg.norm(teacher.W, axis=1, keepdims=True)
     U = np.concatenate([Us, Ug])
     G, b, c = lasso_quadratic(U, np.ones(len(U)), teacher)
-    _, val = solve_weighted_lasso(G, b, c, np.ones(len(U)), lam)
+    _, val = solve_weighted_lasso(G, b, c, np.ones(len(U)), lam=lam)
     return val
 
 
@@ -148,7 +148,7 @@ def balanced_objective(net: Net, teacher: Teacher, lam: float) -> float:
 # --- the optimum over measures, estimated without the network ----------------------------------
 
 
-def lasso_active_set(G, b, weights, lam: float, max_iter: int = 10_000, rtol: float = 1e-11):
+def lasso_active_set(G, b, weights, lam: float, *, max_iter: int = 10_000, rtol: float = 1e-11):
     """Exact minimiser of ``a^T G a - 2 b^T a + lam sum_j weights_j |a_j|`` (``G`` positive
     semi-definite, ``lam > 0``) by feature-sign search (Lee, Battle, Raina & Ng 2007): an
     active-set method whose every step solves the quadratic on the active set with the signs
@@ -390,6 +390,7 @@ def min_measure(
     lam: float,
     grid: int = 360,
     levels: int | None = None,
+    *,
     factor: int | None = None,
     resolve: float | None = None,
     max_levels: int = 8,

@@ -69,6 +69,7 @@ def stage1_batched(
     teachers: Teacher | Sequence[Teacher],
     eta0: float = 1.0,
     lam0: float = 1.0,
+    *,
     like=None,
 ) -> list[Net]:
     """:func:`twolayer.paper_b.algorithm1.stage1` for ``B`` initializations at once:
@@ -76,7 +77,7 @@ def stage1_batched(
     nets0 = list(nets0)
     b = NetBatch.from_nets(nets0, like)
     ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=b.W.shape[-1])
-    _, g = loss_and_grad_batched(*b.arrays(), ta, float(lam0))
+    _, g = loss_and_grad_batched(*b.arrays(), teacher=ta, lam=float(lam0))
     new = NetBatch(*(x - eta0 * gx for x, gx in zip(b.arrays(), g)), b.widths, b.dims)
     return new.to_nets()
 
@@ -112,7 +113,7 @@ def _run_epochs(
         for t in range(n_steps + 1):  # as stage3: the last pass only records the epoch's end
             record = t in rec
             L, (ga, gW, galpha, gbeta) = loss_and_grad_batched(
-                a, W, alpha, beta, ta, lam_x, want_loss=record
+                a, W, alpha, beta, teacher=ta, lam=lam_x, want_loss=record
             )
             if record:
                 reg = L + 0.5 * lam_x * (xp.sum(a * a, axis=-1) + xp.sum(W * W, axis=(-2, -1)))
@@ -142,6 +143,7 @@ def stage3_batched(
     teachers: Teacher | Sequence[Teacher],
     lam0,
     epochs: int,
+    *,
     steps: int,
     eta,
     record_every: int = 50,

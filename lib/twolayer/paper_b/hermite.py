@@ -253,7 +253,13 @@ def claim_b1_terms(net: pop.Net, teacher: Teacher) -> dict:
 
 
 def mc_ge2(
-    net: pop.Net, teacher: Teacher, n: int, seed: int, literal: bool = False, batch: int = 200_000
+    net: pop.Net,
+    teacher: Teacher,
+    n: int,
+    seed: int,
+    *,
+    literal: bool = False,
+    batch: int = 200_000,
 ):
     """Monte Carlo ``E[(f_{>=2} - f~_*)^2]`` (mean, standard error) for either reading, in
     batches of ``batch`` inputs (the same draws as one batch of ``n``)."""
@@ -276,7 +282,7 @@ def mc_ge2(
     return mean, math.sqrt(max(s2 / n - mean * mean, 0.0) / n)
 
 
-def mc_second_order(teacher: Teacher, V: np.ndarray, n: int, seed: int, batch: int = 200_000):
+def mc_second_order(teacher: Teacher, V: np.ndarray, n: int, seed: int, *, batch: int = 200_000):
     """Monte Carlo ``E[f_*(x) h_2(v.x)]`` for every unit row ``v`` of ``V`` (means and standard
     errors), in batches; the paragraph after Assumption 3 says it is ``sigma_2 v^T H v``."""
     rng = np.random.default_rng(seed)

@@ -32,7 +32,7 @@ def visible_threshold(L: float) -> float:
     return math.sqrt(max(L, 0.0) / KAPPA2_ONE)
 
 
-def optima(teacher: Teacher, lams, grid: int, levels: int | None = None, resolve=None) -> list:
+def optima(teacher: Teacher, lams, grid: int, levels: int | None = None, *, resolve=None) -> list:
     """:func:`~twolayer.paper_b.features.min_measure` at every ``lambda`` of ``lams``;
     ``resolve``: the accuracy asked of each (one value per ``lambda``, refined until reached;
     ``None``: the default refinement only)."""
@@ -49,7 +49,7 @@ def gaps(traj: Trajectory, opts: list) -> np.ndarray:
     return a["reg_loss"] - np.array([opts[k].value for k in a["epoch"]])
 
 
-def lemma6_window(zeta, lam, resolution=0.0, c_lo: float = 1.0, c_hi: float = 1.0) -> np.ndarray:
+def lemma6_window(zeta, lam, resolution=0.0, c_lo: float = 1.0, *, c_hi: float = 1.0) -> np.ndarray:
     """Lemma 6's hypothesis ``Omega(lambda^2) <= zeta <= O(lambda^(9/5))`` with the hidden
     constants ``c_lo`` and ``c_hi`` (1: the book's reading), at the points where ``zeta`` is
     resolved (at least 10 times the optimum's ``resolution``): a boolean mask."""
@@ -85,6 +85,7 @@ def epoch_table(
     teacher: Teacher,
     opts: list,
     p_norm: float | None = None,
+    *,
     rho: float | None = None,
 ) -> list[dict]:
     """One row per epoch (its end unless said): ``lambda``, ``L``, ``L / lambda^2``, the gaps

@@ -207,9 +207,9 @@ def loss_and_grad_batched(
     W,
     alpha,
     beta,
+    *,
     teacher: TeacherArrays,
     lam=0.0,
-    *,
     want_grad: bool = True,
     want_loss: bool = True,
 ):
@@ -294,14 +294,14 @@ def _like_lam(lam, xp, W):
     return lam
 
 
-def loss_batched(a, W, alpha, beta, teacher: TeacherArrays):
+def loss_batched(a, W, alpha, beta, *, teacher: TeacherArrays):
     """``L`` ``(B,)`` for ``B`` students (see :func:`loss_and_grad_batched`)."""
-    return loss_and_grad_batched(a, W, alpha, beta, teacher, want_grad=False)[0]
+    return loss_and_grad_batched(a, W, alpha, beta, teacher=teacher, want_grad=False)[0]
 
 
-def grad_batched(a, W, alpha, beta, teacher: TeacherArrays, lam=0.0):
+def grad_batched(a, W, alpha, beta, *, teacher: TeacherArrays, lam=0.0):
     """``(ga, gW, galpha, gbeta)``: the gradient of ``L_lambda`` for ``B`` students."""
-    return loss_and_grad_batched(a, W, alpha, beta, teacher, lam, want_loss=False)[1]
+    return loss_and_grad_batched(a, W, alpha, beta, teacher=teacher, lam=lam, want_loss=False)[1]
 
 
 @functools.lru_cache(maxsize=64)
@@ -324,8 +324,8 @@ def _one(net: Net, teacher: Teacher, lam: float, want_grad: bool, want_loss: boo
         net.W[None],
         np.array([net.alpha]),
         net.beta[None],
-        ta,
-        np.array([float(lam)]),
+        teacher=ta,
+        lam=np.array([float(lam)]),
         want_grad=want_grad,
         want_loss=want_loss,
     )
@@ -388,7 +388,7 @@ def grad_norm2(g: Net) -> float:
 # --- Monte Carlo references ----------------------------------------------------------------
 
 
-def mc_loss(net: Net, teacher: Teacher, n: int, seed: int, batch: int = 200_000):
+def mc_loss(net: Net, teacher: Teacher, n: int, seed: int, *, batch: int = 200_000):
     """Monte Carlo estimate of ``L`` and its standard error from ``n`` Gaussian inputs."""
     rng = np.random.default_rng(seed)
     s = s2 = 0.0

@@ -77,7 +77,7 @@ def gradient_error(net0: Net, teacher: Teacher, X, y) -> float:
 
 
 def per_sample_trace(
-    net0: Net, teacher: Teacher, n: int, seed: int, batch: int = 20_000, return_se: bool = False
+    net0: Net, teacher: Teacher, n: int, seed: int, *, batch: int = 20_000, return_se: bool = False
 ):
     """``tr Sigma = E||g(x)||^2 - ||E g||^2`` for one sample's first-layer gradient
     ``g(x) = 2 (f(x) - y~) a_i 1{w_i.x > 0} x`` (rows ``i``), by Monte Carlo on ``n`` fresh
@@ -108,7 +108,7 @@ def predicted_error(net0: Net, teacher: Teacher, n, trace: float) -> np.ndarray:
     return np.sqrt(trace / np.asarray(n, dtype=np.float64)) / np.linalg.norm(G)
 
 
-def stage1(net0: Net, X, y, eta0: float = 1.0, lam0: float = 1.0) -> Net:
+def stage1(net0: Net, X, y, eta0: float = 1.0, *, lam0: float = 1.0) -> Net:
     """One step on the empirical ``L^_{lambda_0}``."""
     g = empirical_grad(net0, X, y, lam0)
     return Net(
@@ -119,7 +119,7 @@ def stage1(net0: Net, X, y, eta0: float = 1.0, lam0: float = 1.0) -> Net:
     )
 
 
-def stage2(net1: Net, X, y, lam: float, solver: str = "CLARABEL") -> Net:
+def stage2(net1: Net, X, y, lam: float, *, solver: str = "CLARABEL") -> Net:
     """``min_{a, alpha, beta} (1/n)||relu(X W^T) a + alpha + X beta - y||^2
     + lam sum ||w_i|| |a_i|``
     with ``W = W^(1)`` fixed (cvxpy), then balanced (``|a_i| = ||w_i||``)."""
@@ -137,7 +137,7 @@ def stage2(net1: Net, X, y, lam: float, solver: str = "CLARABEL") -> Net:
 
 
 def stage3(
-    net: Net, X, y, lam0: float, epochs: int, steps: int, eta: float, grow: float = 2.0
+    net: Net, X, y, lam0: float, *, epochs: int, steps: int, eta: float, grow: float = 2.0
 ) -> Net:
     """Epochs of full-batch gradient descent on the empirical ``L^_{lambda_k}``,
     ``lambda_k = lam0 / 2^k``, ``round(steps grow^k)`` steps in epoch ``k``."""
@@ -157,7 +157,7 @@ def stage3(
 # --- the studies of the chapter ------------------------------------------------------------------
 
 
-def gradient_study(ds, ratios, reps: int, m1: int, mc_n: int, seed: int) -> dict:
+def gradient_study(ds, ratios, reps: int, m1: int, *, mc_n: int, seed: int) -> dict:
     """Appendix J's Stage 1 gradient on ``n = ratio d^2`` samples, for every ``d`` of ``ds``:
     the prototype teacher in ``R^d`` and, per repetition, a fresh symmetric initialization of
     width ``m1`` and fresh samples. Arrays ``(len(ds), len(ratios), reps)``: ``err`` (relative
@@ -218,7 +218,15 @@ def law_ratio(study: dict, min_ratio: float = 1.0) -> np.ndarray:
 
 
 def end_to_end(
-    teacher: Teacher, net0: Net, ratios, lam0: float, epochs: int, steps: int, eta: float, seed: int
+    teacher: Teacher,
+    net0: Net,
+    ratios,
+    lam0: float,
+    *,
+    epochs: int,
+    steps: int,
+    eta: float,
+    seed: int,
 ) -> list[dict]:
     """Algorithm 1 on ``n = ratio d^2`` samples for every ratio (Stage 1's step, Stage 2's
     Lasso over ``(a, alpha, beta)``, balancing, ``epochs`` epochs of full-batch gradient
@@ -233,7 +241,7 @@ def end_to_end(
         X, y = draw(teacher, n, seeds.derive(seed, "end-to-end", teacher.d, j))
         net1 = stage1(net0, X, y)
         cover = float(feat.angles(net1, teacher).min(0).max())
-        net = stage3(stage2(net1, X, y, lam0), X, y, lam0, epochs, steps, eta)
+        net = stage3(stage2(net1, X, y, lam0), X, y, lam0, epochs=epochs, steps=steps, eta=eta)
         L = pop.loss(net, teacher)
         thr = math.sqrt(L / kap)
         rows.append(
@@ -254,7 +262,7 @@ def end_to_end(
 
 
 def population_run(
-    teacher: Teacher, net0: Net, lam0: float, epochs: int, steps: int, eta: float
+    teacher: Teacher, net0: Net, lam0: float, epochs: int, *, steps: int, eta: float
 ) -> dict:
     """The same schedule as :func:`end_to_end` on the exact population loss (Stages 1-3 of
     :mod:`~twolayer.paper_b.algorithm1`): its loss and, for every teacher neuron, the nearest
@@ -264,7 +272,9 @@ def population_run(
     from .algorithm1 import stage3 as pop_stage3
 
     net2, _ = pop_stage2(pop_stage1(net0, teacher), teacher, lam0)
-    net, _ = pop_stage3(net2, teacher, lam0, epochs, steps, eta, record_every=10**9, grow=2.0)
+    net, _ = pop_stage3(
+        net2, teacher, lam0, epochs, steps=steps, eta=eta, record_every=10**9, grow=2.0
+    )
     L = pop.loss(net, teacher)
     thr = math.sqrt(L / float(kappa2(1.0)))
     return {

@@ -124,6 +124,7 @@ def random_teacher(
     r: int,
     m_star: int,
     seed: int,
+    *,
     min_separation: float = math.radians(40),
     min_kappa: float = 0.3,
     max_tries: int = 10_000,
@@ -159,6 +160,7 @@ def degenerate(
     r: int,
     m_star: int,
     seed: int,
+    *,
     min_separation: float = math.radians(40),
     max_tries: int = 10_000,
 ) -> Teacher:
@@ -211,7 +213,7 @@ def m_star_range(kind: str, r: int) -> tuple[int, int]:
     return (lo, MAX_M_STAR[r])
 
 
-def make(kind: str, d: int, r: int, m_star: int, seed: int) -> Teacher:
+def make(kind: str, d: int, r: int, m_star: int, *, seed: int) -> Teacher:
     """``kind = "random"``: :func:`random_teacher`; ``"degenerate"``: :func:`degenerate`;
     ``"prototype"``: :func:`prototype` (``r = 2``, ``m_star = 3`` only)."""
     if kind == "random":

@@ -279,7 +279,7 @@ def target_from_data(P, X, y) -> Target:
     Xc, _ = flow.span_coordinates(X)
     net = models.LeakyNetwork(P.m1, P.m2, gamma=P.gamma)
     lr = 1.0 / asm.R_max**2
-    sol = kkt.solve_problem3(Xc, y, P.m1, P.m2, P.gamma)
+    sol = kkt.solve_problem3(Xc, y, P.m1, P.m2, gamma=P.gamma)
     z_star, _ = kkt.max_margin_separator(Xc, y)
     X_test = seeds.rng(P.seed, "test").standard_normal((P.n_test, Xc.shape[1]))
     return Target(X, y, Xc, asm, net, lr, sol, z_star, X_test)
@@ -324,7 +324,7 @@ def wstar_is_kkt_point_of_problem1(P, S: Target, applies) -> Claim:
     """Item 5 read backwards: the convex optimum, tiled into ``W*``, is a KKT point of Problem
     (1) with the solver's duals as multipliers (largest of the stationarity, feasibility,
     slackness and dual-sign residuals, :func:`twolayer.paper_a.kkt.problem1_kkt_residual`)."""
-    res = kkt.problem1_kkt_residual(S.net, S.sol.W, S.Xc, S.y, S.sol.lam)
+    res = kkt.problem1_kkt_residual(S.net, S.sol.W, S.Xc, S.y, lam=S.sol.lam)
     return Claim(
         "wstar_is_kkt_point_of_problem1",
         "theorem",
@@ -415,7 +415,7 @@ def wstar_z_ratio_in_bound(P, S: Target) -> Claim:
 
 def wstar_item2_formula(P, S: Target) -> Claim:
     """Sanity: Problem (3)'s stationarity is item 2's formula for ``v`` and ``u``."""
-    v_f, u_f = kkt.vu_from_multipliers(S.sol.lam, S.Xc, S.y, S.net.m, P.gamma)
+    v_f, u_f = kkt.vu_from_multipliers(S.sol.lam, S.Xc, S.y, S.net.m, gamma=P.gamma)
     return Claim(
         "wstar_item2_formula",
         "sanity",
@@ -513,9 +513,11 @@ def training_from_run(P, S: Target, run: flow.FlowRun, W0=None) -> Training:
     Returns:
         a :class:`Training` with ``total_steps`` the run's last step.
     """
-    deviations = flow.deviation_function(S.net, S.Xc, S.y, S.sol, S.X_test, kkt_residual=True)
+    deviations = flow.deviation_function(
+        S.net, S.Xc, S.y, S.sol, X_test=S.X_test, kkt_residual=True
+    )
     final = flow.certify_run(
-        run, S.net, S.Xc, S.y, S.sol, S.z_star, S.X_test, every_checkpoint=False
+        run, S.net, S.Xc, S.y, sol=S.sol, z_star=S.z_star, X_test=S.X_test, every_checkpoint=False
     )
     final["kkt_residual"] = deviations(run.W[-1])[-1]
     final["init"] = [f"{MULTS[b % 3]:g} x default" for b in final.config]
@@ -542,13 +544,29 @@ def train(P, S: Target, device=None) -> Training:
     mults = np.array(MULTS)
     k = S.Xc.shape[1]
     W0 = flow.initializations(
-        S.net, k, P.d, P.init_scale, mults, P.directions, seeds.derive(P.seed, "init")
+        S.net,
+        k,
+        P.d,
+        P.init_scale,
+        mults=mults,
+        directions=P.directions,
+        seed=seeds.derive(P.seed, "init"),
     )
     W0 = W0.to(device=device)  # drawn on the host from the seed, then moved
     Xt, yt = _t(S.Xc, device), _t(S.y, device)
-    deviations = flow.deviation_function(S.net, S.Xc, S.y, S.sol, S.X_test, kkt_residual=True)
+    deviations = flow.deviation_function(
+        S.net, S.Xc, S.y, S.sol, X_test=S.X_test, kkt_residual=True
+    )
     run, total_steps = flow.flow_to_tolerance(
-        S.net, W0, Xt, yt, P.loss, S.lr, P.steps, deviations, P.tol
+        S.net,
+        W0,
+        Xt,
+        yt,
+        loss=P.loss,
+        lr=S.lr,
+        steps=P.steps,
+        deviations=deviations,
+        tolerances=P.tol,
     )
     T = training_from_run(P, S, run, W0)
     T.total_steps = total_steps
@@ -784,7 +802,7 @@ def item4_no_feasible_point_below_wstar(P, S: Target, T: Training, applies) -> C
 
 def distance_history(S: Target, T: Training) -> np.ndarray:
     """``||W~ - W*||_F / ||W*||_F`` at every checkpoint and run, ``(K, B)``."""
-    return flow.distance_history(T.run, S.net, S.Xc, S.y, S.sol.W)
+    return flow.distance_history(T.run, S.net, S.Xc, S.y, W_star=S.sol.W)
 
 
 def rate_slopes(S: Target, T: Training) -> np.ndarray:
@@ -844,7 +862,7 @@ def margins_within_lipschitz_bound(P, S: Target, T: Training) -> Claim:
     )
 
 
-def training_claims(P, S: Target, T: Training, hyp, reached) -> list[Claim]:
+def training_claims(P, S: Target, T: Training, hyp, *, reached) -> list[Claim]:
     """The checks of the trained runs, in the page's order (``hyp``:
     :func:`near_orthogonality`; ``reached``: :func:`loss_below_log2_over_n`)."""
     return [
@@ -924,8 +942,10 @@ def discretisation(P, S: Target, T: Training) -> Discretisation:
     k1 = max(int(round(s_cmp / lr)), 1)
     device = T.W0.device
     Xt, yt = _t(S.Xc, device), _t(S.y, device)
-    fine = flow.normalized_flow(S.net, T.W0[1:2], Xt, yt, P.loss, lr / 4, [4 * k1])
-    coarse = flow.normalized_flow(S.net, T.W0[1:2], Xt, yt, P.loss, lr, [k1])
+    fine = flow.normalized_flow(
+        S.net, T.W0[1:2], Xt, yt, loss=P.loss, lr=lr / 4, checkpoints=[4 * k1]
+    )
+    coarse = flow.normalized_flow(S.net, T.W0[1:2], Xt, yt, loss=P.loss, lr=lr, checkpoints=[k1])
     dir_f = fine.W[-1, 0] / torch.linalg.norm(fine.W[-1, 0])
     dir_c = coarse.W[-1, 0] / torch.linalg.norm(coarse.W[-1, 0])
     step_gap = float(torch.linalg.norm(dir_f - dir_c))
@@ -1167,12 +1187,12 @@ def phase(P, net=None) -> Phase:
         P.phase_ns,
         grid,
         P.phase_draws,
-        P.loss,
-        P.init_scale,
-        P.phase_steps,
-        P.tol,
-        P.n_test,
-        P.seed,
+        loss=P.loss,
+        init_scale=P.init_scale,
+        steps=P.phase_steps,
+        tol=P.tol,
+        n_test=P.n_test,
+        seed=P.seed,
     )
     return Phase(grid, table)
 
@@ -1351,7 +1371,7 @@ def claims(P, R: Result) -> list[Claim]:
     hyp, reached, sweep_hyp = hypotheses(P, R)
     return [
         *target_claims(P, R.target, hyp),
-        *training_claims(P, R.target, R.training, hyp, reached),
+        *training_claims(P, R.target, R.training, hyp, reached=reached),
         step_size_faithful(P, R.discretisation),
         *sweep_claims(P, R.sweep, sweep_hyp),
         *phase_claims(P, R.phase),

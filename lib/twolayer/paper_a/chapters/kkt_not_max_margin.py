@@ -200,7 +200,7 @@ def example_table(
     rows = []
     for e in np.asarray(eps_grid, dtype=float):
         X, y = configuration(float(e))
-        sol = kkt.solve_problem3(X, y, m_half, m_half, GAMMA)
+        sol = kkt.solve_problem3(X, y, m_half, m_half, gamma=GAMMA)
         z_star, _ = kkt.max_margin_separator(X, y)
         Xe, ye = kkt.three_point_example(float(e))
         z, zs = kkt.three_point_closed_forms(float(e))
@@ -289,7 +289,7 @@ def algebra(P) -> Algebra:
     eps_grid = np.geomspace(P.eps_min, P.eps_max, P.num_eps)
     tab = example_table(eps_grid, P.m_half)
     X, y = kkt.three_point_example(P.eps)
-    sol = kkt.solve_problem3(X, y, P.m_half, P.m_half, GAMMA)
+    sol = kkt.solve_problem3(X, y, P.m_half, P.m_half, gamma=GAMMA)
     z_star, _ = kkt.max_margin_separator(X, y)
     lam_cf = kkt.three_point_multipliers(P.eps)
     z_cf = (1 + GAMMA) / 2 * (lam_cf * y) @ X  # item 2, m1 = m2, printed multipliers
@@ -367,7 +367,7 @@ def deviations(P, A: Algebra, W) -> np.ndarray:
     margin-normalised ``W`` to Problem (3)'s optimum ``W*`` and the angle between ``z(W)`` and
     Clarabel's ``z`` (both fall like ``1/s`` along the flow)."""
     net = network(P)
-    dist = kkt.deviations(net, W, A.X, A.y, A.sol, A.X[:1])["dist_to_convex"]
+    dist = kkt.deviations(net, W, A.X, A.y, sol=A.sol, X_test=A.X[:1])["dist_to_convex"]
     to_z = np.array([kkt.angle(kkt.z_from_weights(w, P.m_half), A.sol.z) for w in W])
     return np.stack([dist, to_z])
 
@@ -430,7 +430,15 @@ def train(P, A: Algebra, *, device=None, dtype=None) -> Flow:
     W0 = initial_weights(P, device=device, dtype=dtype)
     Xt, yt = torch.as_tensor(A.X, device=device), torch.as_tensor(A.y, device=device)
     run, total = flow.flow_to_tolerance(
-        net, W0, Xt, yt, P.loss, 1.0, P.steps, lambda W: deviations(P, A, W), tolerances(P, A)
+        net,
+        W0,
+        Xt,
+        yt,
+        loss=P.loss,
+        lr=1.0,
+        steps=P.steps,
+        deviations=lambda W: deviations(P, A, W),
+        tolerances=tolerances(P, A),
     )
     return flow_result(P, A, run, total)
 

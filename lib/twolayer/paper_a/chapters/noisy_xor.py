@@ -219,10 +219,10 @@ def compute(P, *, device=None, dtype="float64", keep_weights: bool = False) -> R
     """
     net = network(P)
     on_device = {"device": device, "dtype": dtype}
-    batch = xor.xor_batch(P.n, P.dims, P.seeds, P.n_test, P.beta, P.gamma, P.seed)
+    batch = xor.xor_batch(P.n, P.dims, P.seeds, P.n_test, beta=P.beta, gamma=P.gamma, seed=P.seed)
     kept: dict | None = {} if keep_weights else None
     runs = xor.train_and_test(
-        net, batch, P.loss, P.init_scales, P.steps, P.seed, tol=P.tol, equal_steps=True,
+        net, batch, P.loss, P.init_scales, steps=P.steps, seed=P.seed, tol=P.tol, equal_steps=True,
         weights=kept, **on_device,
     )  # fmt: skip
     table = xor.summarise(runs, P.conf, P.n_test, P.seeds)
@@ -231,11 +231,13 @@ def compute(P, *, device=None, dtype="float64", keep_weights: bool = False) -> R
         [P.d_low],
         P.seeds,
         P.n_test,
-        P.beta,
-        P.gamma,
-        seeds_.derive(P.seed, "control"),
+        beta=P.beta,
+        gamma=P.gamma,
+        seed=seeds_.derive(P.seed, "control"),
     )
-    low = xor.train_and_test(net, low_batch, P.loss, P.init_scales, P.steps, P.seed, **on_device)
+    low = xor.train_and_test(
+        net, low_batch, P.loss, P.init_scales, steps=P.steps, seed=P.seed, **on_device
+    )
     low_err = {s: xor.t_interval(g.test_error, P.conf) for s, g in low.groupby("init_scale")}
     low_table = pd.DataFrame(
         [{"init": s, "error": v[0], "ci_low": v[1], "ci_high": v[2]} for s, v in low_err.items()]

@@ -649,7 +649,7 @@ def lemma33(P) -> Lemma33:
     d_suff = {n: assumptions.sufficient_dimension(n, P.gamma, P.delta) for n in P.ns}
     ratios = np.geomspace(P.ratio_min, P.ratio_max, P.num_ratios)
     sweep = pd.DataFrame(
-        assumptions.lemma33_sweep(P.ns, ratios, P.draws, P.gamma, P.seed, gram=P.gram)
+        assumptions.lemma33_sweep(P.ns, ratios, P.draws, P.gamma, seed=P.seed, gram=P.gram)
     )
     at_suff = pd.DataFrame(
         assumptions.lemma33_sweep(
@@ -657,7 +657,7 @@ def lemma33(P) -> Lemma33:
             None,
             P.draws,
             P.gamma,
-            P.seed + 1,
+            seed=P.seed + 1,
             dims={n: [d_suff[n]] for n in P.ns},
             gram=P.gram,
         )
@@ -668,7 +668,7 @@ def lemma33(P) -> Lemma33:
     if P.aniso > 0:
         an = pd.DataFrame(
             assumptions.lemma33_sweep(
-                P.ns, ratios, P.draws, P.gamma, P.seed + 2, aniso=P.aniso, gram=P.gram
+                P.ns, ratios, P.draws, P.gamma, seed=P.seed + 2, aniso=P.aniso, gram=P.gram
             )
         )
         sweeps["anisotropic"] = _sweep(an, 1.0 + P.aniso)

@@ -608,9 +608,9 @@ def stage3(P, teacher: tmod.Teacher) -> Stage3Run:
         teacher,
         P.lam0,
         P.epochs,
-        P.steps,
-        P.eta,
-        P.record_every,
+        steps=P.steps,
+        eta=P.eta,
+        record_every=P.record_every,
         grow=2.0,
         keep_nets=True,
         early=True,
@@ -660,10 +660,10 @@ class Lemma9:
         return self.lhs2 - (self.mass - self.rho * self.far)
 
 
-def lemma9_table(C, rho: float, teacher: tmod.Teacher, samples, source) -> dict:
+def lemma9_table(C, rho: float, teacher: tmod.Teacher, samples, *, source) -> dict:
     """The columns of Lemma 9's terms (:func:`twolayer.paper_b.certificate.lemma9_terms`) for
     the measures ``samples`` (``(U, c)`` pairs)."""
-    rows = [cert.lemma9_terms(C, rho, teacher, U, c) for U, c in samples]
+    rows = [cert.lemma9_terms(C, rho, teacher, U, c=c) for U, c in samples]
     return {k: np.array([r[k] for r in rows]) for k in rows[0]} | {"source": list(source)}
 
 
@@ -688,7 +688,7 @@ def lemma9(P, R: CertificateStep, run: Stage3Run) -> Lemma9:
         R.rho_sphere,
         teacher,
         samples,
-        ["random"] * P.measures + ["Stage 3"] * len(run.traj.nets),
+        source=["random"] * P.measures + ["Stage 3"] * len(run.traj.nets),
     )
     return Lemma9(
         t["source"],
@@ -704,7 +704,9 @@ def lemma9(P, R: CertificateStep, run: Stage3Run) -> Lemma9:
         run.lams,
         np.array([o.mass() for o in run.opts]),
         np.array([o.loss(teacher) for o in run.opts]),
-        np.array([cert.lemma9_terms(C, R.rho_sphere, teacher, o.U, o.c)["far"] for o in run.opts]),
+        np.array(
+            [cert.lemma9_terms(C, R.rho_sphere, teacher, o.U, c=o.c)["far"] for o in run.opts]
+        ),
         C.p_norm2(),
         float(np.abs(teacher.a).sum()),
     )
@@ -1111,7 +1113,7 @@ def lemma7(P, R: CertificateStep, run: Stage3Run) -> Lemma7:
     teacher, tr, zeta = R.teacher, run.tr, run.zeta
     p_norm = math.sqrt(R.C.p_norm2())
     snaps = [
-        cert.lemma7_snapshot(n, teacher, lam, z, p_norm, P.close_factor)
+        cert.lemma7_snapshot(n, teacher, lam, z, p_norm=p_norm, close_factor=P.close_factor)
         for n, lam, z in zip(run.traj.nets, tr["lam"], zeta, strict=True)
     ]
     inner = np.array([s["inner"] for s in snaps])

@@ -160,7 +160,7 @@ def _algorithm1(P, net0: pop.Net, teacher) -> tuple[np.ndarray, pop.Net]:
     n1 = alg.stage1(net0, teacher)
     n2, _ = alg.stage2(n1, teacher, P.lam0)
     _, traj = alg.stage3(
-        n2, teacher, P.lam0, P.epochs, P.steps, P.eta, record_every=P.steps, grow=2.0
+        n2, teacher, P.lam0, P.epochs, steps=P.steps, eta=P.eta, record_every=P.steps, grow=2.0
     )
     losses = np.array(
         [pop.loss(n2, teacher)] + [pop.loss(net, teacher) for _, net in traj.snapshots]

@@ -625,7 +625,7 @@ def second_order(P) -> SecondOrder:
     Returns:
         :class:`SecondOrder`.
     """
-    tch = tmod.make(P.teacher, P.d, P.r, P.m_star, seeds.derive(P.seed, "teacher"))
+    tch = tmod.make(P.teacher, P.d, P.r, P.m_star, seed=seeds.derive(P.seed, "teacher"))
     B = tch.info["basis"]
     ev, Q = np.linalg.eigh(B.T @ tch.H() @ B)
     rng = seeds.rng(P.seed, "second-order")

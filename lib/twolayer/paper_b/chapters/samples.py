@@ -202,7 +202,7 @@ def compute(P) -> Result:
         end-to-end initializations from ``(seed, "end-to-end-init", d)`` and samples from
         ``(seed, "end-to-end", d, j)``, the bootstrap from ``(seed, "boot")``.
     """
-    study = smp.gradient_study(P.ds, P.ratios, P.reps, P.m1, P.mc_n, P.seed)
+    study = smp.gradient_study(P.ds, P.ratios, P.reps, P.m1, mc_n=P.mc_n, seed=P.seed)
     rms = np.sqrt(np.mean(study["err"] ** 2, axis=-1))
     law_rms = np.sqrt(np.mean(study["law"] ** 2, axis=-1))
     teachers = [tmod.prototype(d, seeds.derive(P.seed, "teacher")) for d in P.ds + P.d_full]
@@ -211,9 +211,11 @@ def compute(P) -> Result:
     for d in P.d_full:
         t = tmod.prototype(d, seeds.derive(P.seed, "teacher"))
         net0 = alg.symmetric_init(d, P.m, seeds.derive(P.seed, "end-to-end-init", d))
-        refs[d] = smp.population_run(t, net0, P.lam0, P.epochs, P.steps, P.eta)
+        refs[d] = smp.population_run(t, net0, P.lam0, P.epochs, steps=P.steps, eta=P.eta)
         refs[d]["Delta"] = t.info["Delta"]
-        for row in smp.end_to_end(t, net0, P.full_ratios, P.lam0, P.epochs, P.steps, P.eta, P.seed):
+        for row in smp.end_to_end(
+            t, net0, P.full_ratios, P.lam0, epochs=P.epochs, steps=P.steps, eta=P.eta, seed=P.seed
+        ):
             row["L / L(population run)"] = row["population loss"] / refs[d]["loss"]
             rows.append(row)
     return Result(study, rms, law_rms, teachers, est, refs, rows)

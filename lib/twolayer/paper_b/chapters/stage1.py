@@ -187,9 +187,17 @@ def make_teachers(P) -> Teachers:
     """
     m_star_of = {r: P.m_star or es.default_m_star(P.teacher, r) for r in {P.r, *P.rs}}
     t_seed = seeds.derive(P.seed, "teacher")
-    dimension = [tmod.make(P.teacher, d, P.r, m_star_of[P.r], t_seed) for d in P.ds]
+    dimension = [tmod.make(P.teacher, d, P.r, m_star_of[P.r], seed=t_seed) for d in P.ds]
     net = {
-        r: es.teachers(P.teacher, P.d_net, r, m_star_of[r], P.net_seeds, P.seed, "net-teacher")
+        r: es.teachers(
+            P.teacher,
+            P.d_net,
+            r,
+            m_star_of[r],
+            repeats=P.net_seeds,
+            seed=P.seed,
+            purpose="net-teacher",
+        )
         for r in P.rs
     }
     return Teachers(m_star_of, dimension, net)
@@ -254,7 +262,12 @@ def step_study(P, T: Teachers) -> StepStudy:
     dd = np.array(P.ds, dtype=float)
     sweep = pd.DataFrame(
         es.dimension_sweep(
-            P.ds, P.m_sweep_d + P.m_sweep_d % 2, P.teacher, P.r, T.m_star_of[P.r], P.seed
+            P.ds,
+            P.m_sweep_d + P.m_sweep_d % 2,
+            P.teacher,
+            P.r,
+            m_star=T.m_star_of[P.r],
+            seed=P.seed,
         )
     )
     limits = es.limit_medians(T.dimension[0], LIMIT_SAMPLES, P.seed)
@@ -275,7 +288,7 @@ def step_study(P, T: Teachers) -> StepStudy:
     )
 
 
-def excess(P, S: StepStudy, measured, se, limit) -> np.ndarray:
+def excess(P, S: StepStudy, measured, se, *, limit) -> np.ndarray:
     """``|measured - limit|`` over its allowance, per ``d``: ``SE_MULTIPLE`` bootstrap
     standard errors of the median over the neurons (a false alarm has chance below 1e-5 per
     ``d`` if the limit were exact) plus the relative ``O(r/d)`` corrections of the expansion
@@ -358,7 +371,7 @@ def w1_norm_matches_limit(P, S: StepStudy, asm: list[Hypothesis]) -> Claim:
     return Claim(
         "w1_norm_matches_limit",
         "theorem",
-        value=excess(P, S, S.sweep["median norm"], S.sweep["se median norm"], S.norm_limit),
+        value=excess(P, S, S.sweep["median norm"], S.sweep["se median norm"], limit=S.norm_limit),
         bound=1.0,
         op="<=",
         statement="book-lem-stage1-limits#2",
@@ -384,7 +397,7 @@ def off_subspace_matches_limit(P, S: StepStudy, asm: list[Hypothesis]) -> Claim:
         "off_subspace_matches_limit",
         "theorem",
         value=excess(
-            P, S, S.sweep["sqrt(d) median off"], S.sweep["se sqrt(d) median off"], S.off_limit
+            P, S, S.sweep["sqrt(d) median off"], S.sweep["se sqrt(d) median off"], limit=S.off_limit
         ),
         bound=1.0,
         op="<=",
@@ -418,7 +431,7 @@ def lemma_c1_corrected_error_rate(P, S: StepStudy, asm: list[Hypothesis]) -> Cla
             S,
             root * S.sweep["median err corrected"],
             root * S.sweep["se median err corrected"],
-            S.off_limit,
+            limit=S.off_limit,
         ),
         bound=1.0,
         op="<=",
@@ -724,7 +737,7 @@ def printed_range_text(S: StepStudy) -> str:
     return f"{lo} at every $d$ of the table" if lo == hi else f"between {lo} and {hi}"
 
 
-def net_reading(P, N: NetStudy, refines, grows, stalls, holds3: bool) -> str:
+def net_reading(P, N: NetStudy, refines, grows, *, stalls, holds3: bool) -> str:
     """The paragraph after the net figure, decided from the coverage and the checks'
     outcomes (``True``/``False``/``None``: holds, fails, does not apply).
 

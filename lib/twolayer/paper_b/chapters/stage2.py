@@ -253,22 +253,30 @@ def compute(P) -> Result:
         teachers from ``(seed, "eps0-teacher", r, s)``, the balancing inputs from
         ``(seed, "balance-inputs")``, the bootstrap from ``(seed, "boot")``.
     """
-    tch = tmod.make(P.teacher, P.d, P.r, _m_star(P), seeds.derive(P.seed, "teacher"))
+    tch = tmod.make(P.teacher, P.d, P.r, _m_star(P), seed=seeds.derive(P.seed, "teacher"))
     eps0_teacher_list = es.teachers(
-        P.teacher, P.d, P.r, _m_star(P), P.eps0_teachers, P.seed, "eps0-teacher"
+        P.teacher,
+        P.d,
+        P.r,
+        _m_star(P),
+        repeats=P.eps0_teachers,
+        seed=P.seed,
+        purpose="eps0-teacher",
     )
     net1 = alg.stage1(alg.symmetric_init(P.d, P.m, seeds.derive(P.seed, "init")), tch)
     eps0 = es.coverage(tch, net1.W, False)
     G, b, c, wts = alg.stage2_problem(net1.W, tch)
-    a_ref, v_ref = alg.stage2_cvxpy(G, b, c, wts, P.lam)
-    run = es.subgradient_trace(net1.a, G, b, c, wts, P.lam, P.sub_steps, a_ref, v_ref)
+    a_ref, v_ref = alg.stage2_cvxpy(G, b, c, wts, lam=P.lam)
+    run = es.subgradient_trace(
+        net1.a, G, b, c, weights=wts, lam=P.lam, steps=P.sub_steps, a_ref=a_ref, v_ref=v_ref
+    )
     trace = Trace(run["values"], run["best_gap"], run["bound"], run["T"], run["eta"])
 
     # Stage 2 (conic), balancing, zeta
     net2, info = alg.stage2(net1, tch, P.lam)
     min_mu = feat.min_measure_loss(tch, P.lam, grid=P.grid)
     zeta = pop.regularized_loss(net2, tch, P.lam) - min_mu
-    v_hat = alg.lasso_objective(es.rescaled_teacher(net1, tch), G, b, c, wts, P.lam)
+    v_hat = alg.lasso_objective(es.rescaled_teacher(net1, tch), G, b, c, weights=wts, lam=P.lam)
     balance_err = float(np.abs(np.abs(net2.a) - np.linalg.norm(net2.W, axis=1)).max())
     X = seeds.rng(P.seed, "balance-inputs").standard_normal((2000, P.d))
     f_same = float(np.abs(net2(X) - pop.Net(info["a"], net1.W, net2.alpha, net2.beta)(X)).max())
@@ -279,7 +287,7 @@ def compute(P) -> Result:
     # Lemma 4 as a rate. For r = 2 the minimum over measures moves by < 1e-6 between 120 and
     # 360 grid directions, far below zeta: the sweep uses at most 120; r = 3 keeps the grid.
     grid_eps0 = P.grid if P.r == 3 else min(P.grid, 120)
-    eps_sweep = es.eps0_sweep(P.ms_eps0, eps0_teacher_list, P.lam_scale, grid_eps0, P.seed)
+    eps_sweep = es.eps0_sweep(P.ms_eps0, eps0_teacher_list, P.lam_scale, grid_eps0, seed=P.seed)
     try:
         z_est = es.zeta_eps0_slope(eps_sweep, seeds.derive(P.seed, "boot"))
     except ValueError:

@@ -253,9 +253,9 @@ def compute(P) -> Result:
         teacher,
         P.lam0,
         P.epochs,
-        P.steps,
-        P.eta,
-        P.record_every,
+        steps=P.steps,
+        eta=P.eta,
+        record_every=P.record_every,
         grow=2.0,
         like=like,
         keep_nets=True,
@@ -267,7 +267,7 @@ def compute(P) -> Result:
     opts = land.optima(teacher, lams, P.grid, resolve=RESOLVE * lams**2)
     zeta = land.gaps(traj, opts)
     certificate, rho, p_norm = cert.best_certificate(teacher)
-    table = pd.DataFrame(land.epoch_table(traj, teacher, opts, p_norm, rho))
+    table = pd.DataFrame(land.epoch_table(traj, teacher, opts, p_norm, rho=rho))
     resolution = land.resolution_along(traj, opts)
     far_all = np.array([feat.far_mass(n, teacher) for n in traj.nets])
     l10 = land.lemma10_along(traj, teacher, zeta)
@@ -368,6 +368,8 @@ def rate_lower(R: Result, column) -> tuple[float, str]:
     if len(v) >= SE_POINTS:
         slope, se = land.loglog_fit(lam, v)
         return slope - 3 * se, "fitted slope minus 3 SE"
+    if len(v) < 2:  # epochs = 2: one epoch after the burn-in, no halving to read a rate from
+        return math.nan, "no rate (fewer than two epochs after the burn-in)"
     local = np.log(v[:-1] / v[1:]) / np.log(lam[:-1] / lam[1:])
     return float(local.min()), "slowest single halving (too few epochs for a standard error)"
 
