@@ -183,14 +183,32 @@ def test_noisy_xor_centers(d, mu_norm, beta):
     assert np.linalg.norm(mu2) == pytest.approx(norm, rel=1e-12)
 
 
-def xor_label(X, mu1, mu2):
-    return np.where(np.abs(X @ mu1) >= np.abs(X @ mu2), 1.0, -1.0)
-
-
 def test_noisy_xor_labels_follow_the_rule_and_are_even():
+    """Paper A, Section 5: ``y = sign(|<mu_1, x>| - |<mu_2, x>|)``, stated here through the
+    angle ``theta`` of x's projection on the plane of the centres, measured from ``mu_1``:
+    ``y = +1`` exactly when ``theta`` is within 45 degrees of the ``mu_1`` axis (either way),
+    i.e. when ``cos(2 theta) >= 0``."""
     ds = data.noisy_xor(300, 6, 4)
     mu1, mu2 = ds.info["mu1"], ds.info["mu2"]
-    assert np.array_equal(ds.y, xor_label(ds.X, mu1, mu2))
+    u = ds.X @ (mu1 / np.linalg.norm(mu1))
+    v = ds.X @ (mu2 / np.linalg.norm(mu2))
+    assert np.array_equal(ds.y, np.where(np.cos(2 * np.arctan2(v, u)) >= 0, 1.0, -1.0))
+    assert 0 < (ds.y > 0).sum() < 300  # both labels occur
+    # far apart centres (||mu|| = 40 against unit noise): the centre decides, +1 for +-mu_1
+    # (|<mu_1, mu_1>| > 0 = |<mu_2, mu_1>|) and -1 for +-mu_2
+    far = data.noisy_xor(300, 6, 4, mu_norm=40.0)
+    assert np.array_equal(far.y, np.where(far.info["cluster"] < 2, 1.0, -1.0))
+
+
+def _p_label_of_centre(r: float) -> float:
+    """``P(|r + g1| >= |g2|)`` for independent standard normals (quadrature over ``g2``): the
+    probability that a point drawn around a centre of norm ``r`` keeps that centre's label."""
+    v = np.linspace(-12.0, 12.0, 24_001)
+    cdf = np.vectorize(lambda z: 0.5 * (1 + math.erf(z / math.sqrt(2))))
+    # P(|r + g1| < |v|) = Phi(|v| - r) - Phi(-|v| - r)
+    inside = cdf(np.abs(v) - r) - cdf(-np.abs(v) - r)
+    density = np.exp(-(v**2) / 2) / math.sqrt(2 * math.pi)
+    return float(np.sum(density * (1 - inside)) * (v[1] - v[0]))
 
 
 def test_noisy_xor_defeats_every_linear_classifier():
@@ -204,8 +222,11 @@ def test_noisy_xor_defeats_every_linear_classifier():
     for w in [mu1, mu2, mu1 + mu2, mu1 - 0.3 * mu2, *rng.standard_normal((3, 6))]:
         acc = np.mean(np.sign(ds.X @ w) == ds.y)
         assert abs(acc - 0.5) < 4.5 * 0.5 / np.sqrt(n), acc
-    # while the rule itself classifies perfectly: the labels are not noise
-    assert np.mean(np.where(np.abs(ds.X @ mu1) >= np.abs(ds.X @ mu2), 1.0, -1.0) == ds.y) == 1
+    # while the labels are the rule's, not the clusters' nor noise: a point keeps its centre's
+    # label (+1 around +-mu_1, -1 around +-mu_2) with the probability the rule gives,
+    # P(|r + g1| >= |g2|) at r = ||mu|| = 6^(1/4) (0.77 here, 1/2 for noise, 1 for clusters)
+    keeps = np.where(ds.info["cluster"] < 2, 1.0, -1.0) == ds.y
+    assert binomial_ok(int(keeps.sum()), n, _p_label_of_centre(6**0.25))
 
 
 def test_noisy_xor_x_is_center_plus_standard_noise():

@@ -77,7 +77,15 @@ def test_init_bound_gives_the_step1_bound():
     alpha = c.step_bound
     g0 = lowrank.grad_at_zero_norm(ds.X, ds.y, 0.5)
     b = lowrank.init_bound(16, 120, c, alpha, grad0=g0, eps=0.05, delta=1e-3)
-    assert b.omega == min(b.omega_f, b.omega_step) > 0
+    # (A2)(a) by Monte Carlo: omega_f is the scale at which ||W0||_2 R_max <= 1/50 (hence
+    # |f(x_k; W0)| <= 1/50) with probability >= 1 - delta = 0.999 for W0 with N(0, omega^2)
+    # entries; Gaussian concentration (||G||_2 <= sqrt m + sqrt d + t) makes it tight up to
+    # t / (sqrt m + sqrt d) = 26 %, so at twice omega_f it fails on every draw
+    R_max = float(np.linalg.norm(ds.X, axis=1).max())
+    G = np.random.default_rng(7).standard_normal((1000, 16, 120))
+    spec = np.linalg.norm(G, ord=2, axis=(1, 2)) * R_max
+    assert np.mean(spec * b.omega_f <= 1 / 50) >= 1 - 1e-3
+    assert np.mean(spec * 2 * b.omega_f <= 1 / 50) == 0
     W0 = net.init(120, b.omega, seed=1, batch=32)
     lr = torch.full((32,), alpha, dtype=torch.float64)
     real = lowrank.init_condition(net, W0, X, y, lr=lr, gamma=0.5, eps=0.05)

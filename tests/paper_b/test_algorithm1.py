@@ -87,8 +87,19 @@ def test_min_measure_loss_bounds():
     t = tmod.prototype(8, 0)
     lam = 0.02
     val = feat.min_measure_loss(t, lam, grid=90)
-    # the teacher itself is a feasible measure: value <= lam ||a*||_1; and >= 0
-    assert 0 <= val <= lam * np.abs(t.a).sum() + 1e-9
+    # the teacher itself is a feasible measure: value <= lam ||a*||_1
+    assert val <= lam * np.abs(t.a).sum() + 1e-9
+    # the exact minimum for one teacher neuron (a* = 1, w* = e1), by hand: relu_{>=2} (ReLU
+    # without its Hermite orders 0 and 1) has E[relu_{>=2}(z)^2] = E relu^2 - (E relu)^2 -
+    # (E z relu)^2 = 1/2 - 1/(2 pi) - 1/4 =: k; the measure c delta_{e1} costs (1 - c)^2 k + lam c,
+    # least at c = 1 - lam / (2 k): lam - lam^2 / (4 k). No other measure does better: the
+    # first-order condition |2 (1 - c) E[relu_{>=2}(w.x) relu_{>=2}(x_1)]| <= lam holds for
+    # every unit w (Cauchy-Schwarz), with equality at e1.
+    one = tmod.Teacher(np.ones(1), np.eye(4)[:1], info={"basis": np.eye(4)[:, :2]})
+    k = 0.25 - 1 / (2 * math.pi)
+    assert feat.min_measure_loss(one, lam, grid=90) == pytest.approx(
+        lam - lam**2 / (4 * k), rel=1e-5
+    )
 
 
 def test_short_run_decreases_loss():

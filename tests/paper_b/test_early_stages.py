@@ -40,7 +40,14 @@ def test_coverage_refines_with_width_only_under_assumption_3():
     )
     assert good["in"].mean(1)[-1] < 0.2 * good["in"].mean(1)[0]
     assert bad["in"].mean(1)[-1] > 0.5  # the net does not form
-    assert np.all(good["full"] >= good["in"] - 1e-12)
+    # the two coverages by hand: S_* = span(e1, e2) in R^3, teachers e1 and e2; a student
+    # w1 = (sqrt 3, 1, 2) is pi/6 from e1 inside S_* but arccos(sqrt(3/8)) from it in R^3, and
+    # w2 = (0, -1, sqrt 3) is on -e2 inside S_* but pi/3 from it in R^3 (angles up to sign):
+    # in S_*, max(pi/6, 0); in R^3, max(arccos sqrt(3/8), min(arccos sqrt(1/8), pi/3)) = pi/3
+    t3 = tmod.Teacher(np.ones(2), np.eye(3)[:2], info={"basis": np.eye(3)[:, :2]})
+    W = np.array([[math.sqrt(3), 1.0, 2.0], [0.0, -1.0, math.sqrt(3)]])
+    assert es.coverage(t3, W, True) == pytest.approx(math.pi / 6, rel=1e-12)
+    assert es.coverage(t3, W, False) == pytest.approx(math.pi / 3, rel=1e-12)
     est = es.slope_estimate(ms, good["in"], 0)
     assert est.value < -0.5
 

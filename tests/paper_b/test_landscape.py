@@ -74,16 +74,41 @@ def test_visible_threshold():
 
 def test_epoch_table_and_lemma10(short_run):
     t, _, tr, opts = short_run
-    rows = land.epoch_table(tr, t, opts, p_norm=17.0, rho=0.4)
+    p_norm, rho = 17.0, 0.4
+    rows = land.epoch_table(tr, t, opts, p_norm=p_norm, rho=rho)
     assert [r["epoch"] for r in rows] == [0, 1, 2]
-    for r in rows:
-        assert r["far mass"] >= r["max mass delta^2"] >= 0
-        assert r["F.5 bound"] > 0 and r["F.4 bound"] > 0
+    a = tr.arrays()
+    for k, r in enumerate(rows):
+        lam, end = tr.snapshots[k]
+        # Lemma 8 (i) / F.5's left side from the paper's definitions (Section 5, F.5): each
+        # neuron j counts |a_j| ||w_j|| delta_j^2, delta_j its angle up to sign to the nearest
+        # teacher, the angle taken here by atan2 (orthogonal part against |projection|)
+        U = t.W / np.linalg.norm(t.W, axis=1, keepdims=True)
+        proj = np.abs(end.W @ U.T)  # (m, m*)
+        orth = np.sqrt(np.maximum((end.W**2).sum(1)[:, None] - proj**2, 0.0))
+        delta = np.arctan2(orth, proj).min(1)
+        terms = np.abs(end.a) * np.linalg.norm(end.W, axis=1) * delta**2
+        assert r["far mass"] == pytest.approx(terms.sum(), rel=1e-9, abs=1e-15)
+        assert r["max mass delta^2"] == pytest.approx(terms.max(), rel=1e-9, abs=1e-15)
+        # F.4 (1) and F.5 written out from the paper, with zeta the end-of-epoch gap read from
+        # the trajectory's record (the last recorded L_lambda of the epoch minus the optimum;
+        # a gap below the estimated optimum, by its resolution, counts as 0)
+        zeta = a["reg_loss"][np.flatnonzero(a["epoch"] == k)[-1]] - opts[k].value
+        assert r["zeta end"] == pytest.approx(zeta, rel=1e-12, abs=1e-15)
+        z = max(zeta, 0.0)
+        assert r["F.5 bound"] == pytest.approx((z / lam + 2 * lam * p_norm**2) / rho, rel=1e-12)
+        assert r["F.4 bound"] == pytest.approx(5 * lam**2 * p_norm**2 + 4 * z, rel=1e-12)
         # the printed average-neuron error stays large for the teacher with a* = -1
         assert r["avg neuron error (printed)"] > 1.0 > r["avg neuron error"]
     l10 = land.lemma10_along(tr, t, land.gaps(tr, opts))
     assert l10["radius"].shape == l10["mass_ratio"].shape == (len(tr.nets),)
-    assert np.all(l10["radius"] > 0)
+    # the radius (zeta + lambda^2)^(1/3), by hand: a gap of 7 lambda^2 gives 2 lambda^(2/3),
+    # a negative gap (below the optimum's resolution) counts as 0 and gives lambda^(2/3)
+    lam_t = a["lam"]
+    even = np.arange(len(lam_t)) % 2 == 0
+    hand = land.lemma10_along(tr, t, np.where(even, 7 * lam_t**2, -0.5))
+    expected = np.where(even, 2.0, 1.0) * lam_t ** (2 / 3)
+    np.testing.assert_allclose(hand["radius"], expected, rtol=1e-12)
 
 
 def test_lemma10_along_needs_the_nets(short_run):
