@@ -1,223 +1,1323 @@
-"""Mutation testing of the book's numerical core and the sweep's resume logic (``make mutate``).
+"""Mutation testing of the book's numerical modules and the sweep's resume logic (``make mutate``).
 
-mutmut (settings: ``[tool.mutmut]`` in pyproject.toml; it works in ``.mutmut/``) copies the
-code into ``mutants/``, makes
-every small change it can to the modules below (an operator, a constant, a comparison, an
-argument...), and runs the unit tests that reach the changed function against each change. A
-mutant that no test notices *survives*: either a test is missing, or the change is equivalent
-(it cannot change a result). This script runs mutmut on
+mutmut (settings: ``[tool.mutmut]`` in pyproject.toml; it works in ``.mutmut/``) copies the code
+into ``mutants/``, makes every small change it can to the modules of ``MODULES`` (an operator, a
+constant, a comparison, an argument...), and runs the unit tests that reach the changed function
+against each change. A mutant that no test notices *survives*: either a test is missing, or the
+change is equivalent (it cannot change a result).
 
-* ``twolayer.paper_a.kkt``, ``trainer``, ``metrics``, ``assumptions``,
-  ``twolayer.paper_b.population`` (the formulas the theorem checks rely on), and
-* ``twolayer.sweep``'s resume logic (``is_done``, ``gather``, ``_flatten``),
+* ``MUST_KILL`` names, per module, the functions that hold the formulas (``Class.method`` for a
+  method): every mutant there must be killed (or time out), unless it is listed in
+  ``EQUIVALENT``. A survivor there, a mutant there that no test reaches (``no tests``) or one
+  left unchecked makes the run fail; the other survivors are reported.
+* ``EQUIVALENT`` lists the mutants checked by hand to be equivalent, with the reason, keyed by
+  their diff: the module, the function and the changed lines before and after, with runs of
+  whitespace made one space (:attr:`Mutant.key`). mutmut's numbers shift with any edit to the
+  function; the diff only changes when the line itself does. An entry that matches no current
+  mutant of its module is *stale* and makes the run fail, naming it.
+* A run over every module (``make mutate``) writes ``tests/mutation_summary.md``: the date, the
+  mutmut version and the counts per module (committed).
 
-and prints the surviving mutants per module (``cd .mutmut && mutmut show NAME`` shows one).
-Exit status 1 when a mutant survives in a function listed in ``MUST_KILL`` (the formulas a
-theorem check relies on) and is not listed in ``EQUIVALENT`` (checked by hand: it cannot change
-a result); the others are reported. ``python tests/mutate.py [--max-children N] kkt trainer``
-runs a subset. A full run is about 2000 mutants, one to a few seconds each.
+``python tests/mutate.py [--max-children N] [MODULE ...]`` runs a subset (short names, e.g.
+``kkt activations``); ``--list`` only generates the mutants (no test runs; about 2 CPU minutes
+for all): their count per module, the must-kill names and the stale keys checked; ``--keys
+PATTERN`` prints the ``EQUIVALENT`` entry of each mutant whose name matches (e.g.
+``'twolayer.paper_a.kkt.x_certify*'``), to paste with its reason. mutmut's diff of one mutant:
+``cd .mutmut && mutmut show NAME``.
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
+import datetime
+import difflib
+import fnmatch
 import os
 import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+SUMMARY = ROOT / "tests" / "mutation_summary.md"
+WORK = ROOT / ".mutmut"  # mutmut's own copy of the project (its state is kept between runs)
+
+# short name -> module; every numerical module of the library (the chapters' modules are not
+# here: their tests are page runs, too slow to repeat per mutant)
 MODULES = {
-    "kkt": "twolayer.paper_a.kkt",
-    "trainer": "twolayer.paper_a.trainer",
-    "metrics": "twolayer.paper_a.metrics",
-    "assumptions": "twolayer.paper_a.assumptions",
-    "population": "twolayer.paper_b.population",
+    **{
+        m: f"twolayer.paper_a.{m}"
+        for m in (
+            "activations",
+            "losses",
+            "models",
+            "data",
+            "trainer",
+            "kkt",
+            "metrics",
+            "assumptions",
+            "lowrank",
+            "rankdecay",
+            "flow",
+            "onestep",
+            "sgd",
+            "xor",
+            "images",
+        )
+    },
+    **{
+        m: f"twolayer.paper_b.{m}"
+        for m in (
+            "population",
+            "kernels",
+            "hermite",
+            "teacher",
+            "certificate",
+            "algorithm1",
+            "features",
+            "fits",
+            "gd_backend",
+            "landscape",
+            "random_features",
+            "samples",
+            "early_stages",
+        )
+    },
+    **{m: f"twolayer.common.{m}" for m in ("contract", "checks", "claims", "seeds")},
     "sweep": "twolayer.sweep",
 }
-# the sweep: only its resume logic
-SWEEP_FUNCTIONS = ("is_done", "gather", "_flatten")
-# functions whose every non-equivalent mutant must be killed: what theorem checks compute
+# modules of which only some functions are mutated: the sweep's resume logic
+FUNCTIONS = {"twolayer.sweep": ("is_done", "gather", "_flatten")}
+
+# functions whose every non-equivalent mutant must be killed: the formulas the pages compute
+# and the theorem checks rely on (not the thin wrappers around them). mutmut makes no mutant of
+# a decorated function (a property, a torch.no_grad function): those cannot be listed here.
 MUST_KILL = {
+    "twolayer.paper_a.activations": (
+        "softplus",
+        "_check_gamma",
+        "leaky_relu",
+        "leaky_relu_grad",
+        "leaky_relu_hess",
+        "smoothed_leaky_relu",
+        "smoothed_leaky_relu_grad",
+        "smoothed_leaky_relu_hess",
+        "get_activation",
+    ),
+    "twolayer.paper_a.losses": (
+        "logistic",
+        "logistic_g",
+        "logistic_log_loss",
+        "logistic_log_g",
+        "exponential",
+        "exponential_g",
+        "exponential_log",
+        "Loss.empirical_risk",
+        "Loss.log_empirical_risk",
+        "Loss.normalized_weights",
+        "get_loss",
+    ),
+    "twolayer.paper_a.models": (
+        "second_layer",
+        "LeakyNetwork.a",
+        "LeakyNetwork.init",
+        "LeakyNetwork.preactivations",
+        "LeakyNetwork.forward",
+        "LeakyNetwork.margins",
+        "LeakyNetwork.loss_and_coef",
+        "LeakyNetwork.loss_and_grad",
+        "TwoLayerNet.forward",
+    ),
+    "twolayer.paper_a.data": (
+        "random_signs",
+        "sqrt_covariance",
+        "nearly_orthogonal",
+        "unit_vector",
+        "gaussian_mixture",
+        "noisy_xor",
+        "points_with_gram",
+        "constructed_gram",
+        "_bartlett",
+        "gaussian_span_coordinates",
+        "noisy_xor_span_coordinates",
+        "_xor_centers",
+        "noisy_xor_test_coordinates",
+    ),
+    "twolayer.paper_a.trainer": (
+        "log_spaced_steps",
+        "DivergenceMonitor.update",
+        "DivergenceMonitor.first",
+        "_Steps.__init__",
+        "_Steps.evaluate",
+        "_Steps.update",
+        "_Steps.poll",
+        "_lr_tensor",
+        "gradient_descent",
+    ),
     "twolayer.paper_a.kkt": (
-        "problem1_kkt_residual",
-        "certify",
+        "kappa",
+        "z_bound",
+        "multiplier_bounds",
+        "solve_problem3",
+        "max_margin_separator",
+        "weights_from_vu",
+        "z_from_vu",
+        "group_means",
+        "z_from_weights",
         "vu_from_multipliers",
         "multipliers_from_vu",
-        "z_from_vu",
-        "z_bound",
-        "kappa",
-        "multiplier_bounds",
-        "weights_from_vu",
-        "group_means",
+        "problem1_kkt_residual",
+        "project_rows_onto_span",
+        "certify",
+        "deviations",
+        "three_point_example",
+        "three_point_multipliers",
+        "three_point_kkt_system",
+        "kkt_residual",
+        "angle",
+        "three_point_closed_forms",
     ),
-    "twolayer.paper_a.assumptions": ("near_orthogonality", "gram_statistics", "assumption_ratio"),
-    "twolayer.paper_b.population": ("loss", "grad", "loss_ge2", "alpha_hat", "beta_hat"),
-    "twolayer.paper_a.trainer": ("gradient_descent", "log_spaced_steps"),
-    "twolayer.sweep": SWEEP_FUNCTIONS,
     "twolayer.paper_a.metrics": (
+        "singular_values",
         "stable_rank",
         "numerical_rank",
         "margins",
         "normalized_margins",
         "normalize_by_margin",
     ),
+    "twolayer.paper_a.assumptions": (
+        "gram_statistics",
+        "data_statistics",
+        "near_orthogonality",
+        "assumption_ratio",
+        # Lemma 3.3 and its sweep
+        "norm_deviation_bound",
+        "inner_product_bound",
+        "two_level_spectrum",
+        "holds_surely",
+        "sufficient_dimension",
+        "_gaussian_gram_stats",
+        "_norms_and_p",
+        "_wishart",
+        "_wishart_gram_stats",
+    ),
+    "twolayer.paper_a.lowrank": (
+        "data_constants",
+        "gaussian_stable_rank",
+        "gaussian_stable_rank_lower",
+        "grad_at_zero_norm",
+        "init_bound",
+        "init_condition",
+        "step1_bound",
+        "trajectory_bound",
+        "step1_lower_bound",
+        "loss_ratio",
+        "smoothness",
+        "proxy_pl_constant",
+        "risk_rate",
+        "risk_bound",
+        "steps_to_reach",
+        "margins_metric",
+        "gradient_gram_metric",
+        "gradient_bound_metric",
+    ),
+    "twolayer.paper_a.rankdecay": (
+        "glorot_std",
+        "run_metrics",
+        "summarize",
+        "relative_curves",
+        "t_interval",
+        "log_slopes",
+        "record_at_or_before",
+    ),
+    "twolayer.paper_a.flow": (
+        "span_coordinates",
+        "log_flow_time",
+        "FlowRun.settled_below",
+        "FlowRun.first_below",
+        "normalized_flow",
+        "_np_softplus",
+        "_np_log_ell",
+        "_np_log_g",
+        "_numpy_flow",
+        "steps_for_tolerance",
+        "normalised_by_margin",
+        "distance_history",
+        "rate_slopes",
+        "certify_run",
+        "deviation_function",
+    ),
+    "twolayer.paper_a.onestep": (
+        "Setup.init_over_step",
+        "run_batch",
+        "monotone_increasing",
+    ),
+    "twolayer.paper_a.sgd": (
+        "glorot_uniform_init",
+        "forward",
+        "loss_and_dF",
+        "loss_and_grad",
+        "predict",
+        "batch_schedule",
+        "accuracy_gap_threshold",
+        "separation_index",
+        "rise_index",
+        "halving_index",
+        "near_min_index",
+    ),
+    "twolayer.paper_a.xor": ("_measure", "t_interval", "chance_slack", "first_d_at_chance"),
+    "twolayer.paper_a.images": ("parse_records", "standardize", "binary_labels"),
+    "twolayer.paper_b.population": (
+        "Net.__call__",
+        "Net.flat",
+        "Net.unflat",
+        "teacher_arrays",
+        "loss_and_grad_batched",
+        "_one",
+        "alpha_hat",
+        "beta_hat",
+        "loss_ge2",
+        "loss",
+        "regularized_loss",
+        "grad",
+        "loss_and_grad",
+        "grad_norm2",
+        "mc_loss",
+    ),
+    "twolayer.paper_b.kernels": ("_clip", "k1", "k1_prime", "kappa2", "relu", "relu_ge2"),
+    "twolayer.paper_b.hermite": (
+        "hermite_normalized",
+        "relu_coefficient",
+        "abs_coefficient",
+        "coefficients_gauss_hermite",
+        "piecewise_linear_coefficients",
+        "correlated_moments",
+        "lemma_i1_max",
+        "lemma_i1_closed_form",
+        "lemma_i2_max",
+        "lemma_i2_corrected",
+        "lemma_i2_printed",
+        "kernel_series",
+        "tail_bound",
+        "claim_b1_terms",
+    ),
+    "twolayer.paper_b.teacher": (
+        "Teacher.H",
+        "Teacher.__call__",
+        "Teacher.y_tilde",
+        "Teacher.target_norm2",
+        "angles_up_to_sign",
+        "constants",
+        "assumption_values",
+    ),
+    "twolayer.paper_b.certificate": (
+        "head",
+        "Z2",
+        "kappa",
+        "kappa_series",
+        "relu_ge",
+        "relu_ge_prime",
+        "tangent_bases",
+        "Certificate.eta",
+        "Certificate.eta_grad",
+        "Certificate.tangent_grad",
+        "Certificate.p",
+        "Certificate.p_norm2",
+        "Certificate.interpolation_residual",
+        "solve",
+        "rho_eta",
+        "sign_flip",
+        "q_weights",
+        "descent_direction",
+        "inner",
+        "measure_loss",
+        "lemma9_terms",
+        "lemma10_proof_radius",
+    ),
+    "twolayer.paper_b.algorithm1": (
+        "symmetric_init",
+        "stage1",
+        "stage2_problem",
+        "lasso_objective",
+        "stage2_subgradient",
+        "balance",
+        "stage2",
+        "epoch_lengths",
+        "stage3",
+    ),
+    "twolayer.paper_b.features": (
+        "angles",
+        "partition",
+        "mass",
+        "far_mass",
+        "average_neurons",
+        "average_neuron_error",
+        "subspace_fraction",
+        "lasso_quadratic",
+        "solve_weighted_lasso",
+        "balanced_objective",
+        "lasso_active_set",
+        "signed_mass_near",
+        "half_mass_radius",
+        "worst_neuron_misalignment",
+        "residual_terms",
+    ),
+    "twolayer.paper_b.fits": ("loglog_slope", "Estimate.covers", "bootstrap"),
+    "twolayer.paper_b.gd_backend": ("stage1_batched", "_run_epochs", "stage3_batched"),
+    "twolayer.paper_b.landscape": (
+        "visible_threshold",
+        "gaps",
+        "lemma6_window",
+        "loglog_fit",
+        "lemma10_along",
+    ),
+    "twolayer.paper_b.random_features": ("nested", "frozen_best_loss", "local_slopes", "width_at"),
+    "twolayer.paper_b.samples": (
+        "empirical_loss",
+        "empirical_grad",
+        "gradient_error",
+        "per_sample_trace",
+        "predicted_error",
+        "stage1",
+    ),
+    "twolayer.paper_b.early_stages": (
+        "first_step_geometry",
+        "coverage",
+        "zero_threshold",
+        "count_kept",
+        "rescaled_teacher",
+        "population_zero_threshold",
+    ),
+    # what decides a check, a parameter's validity and a statement's status
+    "twolayer.common.checks": (
+        "Claim.evaluate",
+        "make_hypothesis",
+        "applies_of",
+        "compare",
+        "margin",
+        "factor",
+    ),
+    "twolayer.common.contract": (
+        "Int.validate",
+        "Float.validate",
+        "Choice.validate",
+        "Bool.validate",
+        "ListOf.validate",
+        "Optional.validate",
+        "Constraint.check",
+    ),
+    "twolayer.common.claims": ("statuses", "_cannot_carry"),
+    "twolayer.common.seeds": ("_key", "derive", "rng"),
+    "twolayer.sweep": FUNCTIONS["twolayer.sweep"],
 }
-# mutants checked by hand to be equivalent (no valid input changes a result), by name without
-# the leading "twolayer." and the "__mutmut_" infix, with the reason
+
+# Mutants checked by hand to be equivalent (no valid input changes a result), keyed by their
+# diff: module (without "twolayer."), function, {(line before, line after): reason}. Lines are
+# compared with runs of whitespace made one space; a long line is split in two strings.
 LABELS = "labels are validated to be +-1, where this comparison gives the same mask"
 TIE = "differs only when two real numbers computed from random data are exactly equal"
 FLOAT64 = "the values are already float64 (astype/asarray without dtype keeps them)"
 BAR = "the progress bar only: no result depends on it"
 CPU = "device=None is the CPU, where every tensor of this machine lives (a GPU run would differ)"
 MESSAGE_CASE = "pandas reads the orient case-insensitively"
-_EQ = {
+UNREACHABLE = (
+    "the weights check is reached only on a non-finite W, which makes the loss non-finite, "
+    "checked first"
+)
+ONE_POINT = "one point: the off-diagonal max of a 1 x 1 zero matrix is 0"
+BISECTION = "the bisection returns the smallest d either way (d >= 3 here)"
+NET64 = "Net converts every part to float64 anyway"
+NONE_PREFIX = "a None prefix is falsy like ''"
+INDEX_NONE = "index=None stores a RangeIndex as metadata, not as a column"
+_EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_a.metrics": {
-        "x_stable_rank": {
-            24: "spec2 >= 0 in the outer where: spec2 = 0 only for W = 0, where fro2 / 1 = 0 too",
-            33: "spec2 >= 0 in the inner where: the 0/0 it makes is never "
-            "selected by the outer where",
+        "stable_rank": {
+            (
+                "spec2 > 0,",
+                "spec2 >= 0,",
+            ): "spec2 >= 0 in the outer where: spec2 = 0 only for W = 0, where fro2 / 1 = 0 too",
+            (
+                "fro2 / torch.where(spec2 > 0, spec2, torch.ones_like(spec2)),",
+                "fro2 / torch.where(spec2 >= 0, spec2, torch.ones_like(spec2)),",
+            ): "spec2 >= 0 in the inner where: the 0/0 it makes is never selected by the outer "
+            "where",
         },
     },
     "paper_a.kkt": {
-        "x_multipliers_from_vu": {
-            7: FLOAT64,
-            10: FLOAT64,
-            8: LABELS,
-            11: LABELS,
-            12: LABELS,
-            34: "rcond=None is NumPy 2's default",
+        "multipliers_from_vu": {
+            (
+                "pos, neg = (y > 0).astype(float), (y < 0).astype(float)",
+                "pos, neg = (y > 0).astype(None), (y < 0).astype(float)",
+            ): FLOAT64,
+            (
+                "pos, neg = (y > 0).astype(float), (y < 0).astype(float)",
+                "pos, neg = (y > 0).astype(float), (y < 0).astype(None)",
+            ): FLOAT64,
+            (
+                "pos, neg = (y > 0).astype(float), (y < 0).astype(float)",
+                "pos, neg = (y >= 0).astype(float), (y < 0).astype(float)",
+            ): LABELS,
+            (
+                "pos, neg = (y > 0).astype(float), (y < 0).astype(float)",
+                "pos, neg = (y > 0).astype(float), (y <= 0).astype(float)",
+            ): LABELS,
+            (
+                "pos, neg = (y > 0).astype(float), (y < 0).astype(float)",
+                "pos, neg = (y > 0).astype(float), (y < 1).astype(float)",
+            ): LABELS,
+            (
+                "lam, *_ = np.linalg.lstsq(A, b, rcond=None)",
+                "lam, *_ = np.linalg.lstsq(A, b, )",
+            ): "rcond=None is NumPy 2's default",
         },
-        "x_vu_from_multipliers": {7: LABELS, 10: LABELS, 11: LABELS},
-        "x_problem1_kkt_residual": {
-            22: "lam / y = lam * y for y = +-1",
-            25: "a(None) is float64 on the CPU, as W after _np",
-            26: "unsqueeze(1) = unsqueeze(-1) on the 1-D a",
+        "vu_from_multipliers": {
+            (
+                "pos, neg = lam * (y > 0), lam * (y < 0)",
+                "pos, neg = lam * (y >= 0), lam * (y < 0)",
+            ): LABELS,
+            (
+                "pos, neg = lam * (y > 0), lam * (y < 0)",
+                "pos, neg = lam * (y > 0), lam * (y <= 0)",
+            ): LABELS,
+            (
+                "pos, neg = lam * (y > 0), lam * (y < 0)",
+                "pos, neg = lam * (y > 0), lam * (y < 1)",
+            ): LABELS,
         },
-        "x_certify": {100: TIE, 154: TIE, 155: TIE},
-        "x_solve_problem3": {15: FLOAT64, 16: LABELS},
-        "x_three_point_kkt_system": {
-            5: "m / 2 = m // 2 for the even m the example takes",
-            47: LABELS,
-            56: "the system's matrix is symmetric when m1 = m2",
+        "problem1_kkt_residual": {
+            (
+                "coef = net.phi.grad(Z) * (lam_t * y).unsqueeze(0) * net.a(W).unsqueeze(-1)",
+                "coef = net.phi.grad(Z) * (lam_t / y).unsqueeze(0) * net.a(W).unsqueeze(-1)",
+            ): "lam / y = lam * y for y = +-1",
+            (
+                "coef = net.phi.grad(Z) * (lam_t * y).unsqueeze(0) * net.a(W).unsqueeze(-1)",
+                "coef = net.phi.grad(Z) * (lam_t * y).unsqueeze(0) * net.a(None).unsqueeze(-1)",
+            ): "a(None) is float64 on the CPU, as W after _np",
+            (
+                "coef = net.phi.grad(Z) * (lam_t * y).unsqueeze(0) * net.a(W).unsqueeze(-1)",
+                "coef = net.phi.grad(Z) * (lam_t * y).unsqueeze(0) * net.a(W).unsqueeze(+1)",
+            ): "unsqueeze(1) = unsqueeze(-1) on the 1-D a",
+        },
+        "certify": {
+            (
+                (
+                    "guaranteed = float((f_star.abs() > dist_op * torch.linalg.norm(Xt, "
+                    "dim=1)).double().mean())"
+                ),
+                (
+                    "guaranteed = float((f_star.abs() >= dist_op * torch.linalg.norm(Xt, "
+                    "dim=1)).double().mean())"
+                ),
+            ): TIE,
+            (
+                '"lambda_in_range": bool(lam.min() > lo and lam.max() < hi),',
+                '"lambda_in_range": bool(lam.min() >= lo and lam.max() < hi),',
+            ): TIE,
+            (
+                '"lambda_in_range": bool(lam.min() > lo and lam.max() < hi),',
+                '"lambda_in_range": bool(lam.min() > lo and lam.max() <= hi),',
+            ): TIE,
+        },
+        "solve_problem3": {
+            (
+                "pos = (y > 0).astype(float)",
+                "pos = (y > 0).astype(None)",
+            ): FLOAT64,
+            (
+                "pos = (y > 0).astype(float)",
+                "pos = (y >= 0).astype(float)",
+            ): LABELS,
+        },
+        "three_point_kkt_system": {
+            (
+                "m1 = m2 = m // 2",
+                "m1 = m2 = m / 2",
+            ): "m / 2 = m // 2 for the even m the example takes",
+            (
+                "cols.append(np.where(y > 0, pos, neg))",
+                "cols.append(np.where(y >= 0, pos, neg))",
+            ): LABELS,
+            (
+                "return np.linalg.solve(np.stack(cols, axis=1), np.ones(3))",
+                "return np.linalg.solve(np.stack(cols, ), np.ones(3))",
+            ): "the system's matrix is symmetric when m1 = m2",
         },
     },
     "paper_a.trainer": {
-        "x_gradient_descent": {
-            **dict.fromkeys(
-                [
-                    106,
-                    107,
-                    149,
-                    150,
-                    151,
-                    152,
-                    153,
-                    154,
-                    155,
-                    156,
-                    157,
-                    158,
-                    159,
-                    160,
-                    261,
-                    262,
-                    7,
-                    8,
-                ],
-                BAR,
-            ),
-            **dict.fromkeys([37, 39, 42, 44, 48, 51], CPU),
-            169: "the loop leaves at t == steps",
-            192: TIE,
-            6: "max_loss_growth 1e8 + 1 instead of 1e8: no run can tell",
-            233: "q is (B, n): dim 1 is dim -1",
-            **dict.fromkeys(
-                [215, 216, 221, 222],
-                "the weights check is unreachable: a "
-                "non-finite W makes the loss non-finite, checked first",
-            ),
+        "gradient_descent": {
+            (
+                'desc: str = "gradient descent",',
+                'desc: str = "XXgradient descentXX",',
+            ): BAR,
+            (
+                'desc: str = "gradient descent",',
+                'desc: str = "GRADIENT DESCENT",',
+            ): BAR,
+            (
+                "if progress is None:",
+                "if progress is not None:",
+            ): BAR,
+            (
+                "progress = sys.stderr.isatty()",
+                "progress = None",
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                (
+                    "bar = tqdm(total=None, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                (
+                    "bar = tqdm(total=steps, desc=None, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=None, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=None, "
+                    "file=sys.stderr)"
+                ),
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=None)"
+                ),
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                "bar = tqdm(desc=desc, disable=not progress, mininterval=0.5, file=sys.stderr)",
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                "bar = tqdm(total=steps, disable=not progress, mininterval=0.5, file=sys.stderr)",
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                "bar = tqdm(total=steps, desc=desc, mininterval=0.5, file=sys.stderr)",
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                "bar = tqdm(total=steps, desc=desc, disable=not progress, file=sys.stderr)",
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, )",
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+            ): BAR,
+            (
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=0.5, "
+                    "file=sys.stderr)"
+                ),
+                (
+                    "bar = tqdm(total=steps, desc=desc, disable=not progress, mininterval=1.5, "
+                    "file=sys.stderr)"
+                ),
+            ): BAR,
+            (
+                "bar.update(1)",
+                "bar.update(None)",
+            ): BAR,
+            (
+                "bar.update(1)",
+                "bar.update(2)",
+            ): BAR,
+            (
+                "X = X.to(dtype=W.dtype, device=W.device)",
+                "X = X.to(dtype=W.dtype, device=None)",
+            ): CPU,
+            (
+                "X = X.to(dtype=W.dtype, device=W.device)",
+                "X = X.to(dtype=W.dtype, )",
+            ): CPU,
+            (
+                "y = y.to(dtype=W.dtype, device=W.device)",
+                "y = y.to(dtype=W.dtype, device=None)",
+            ): CPU,
+            (
+                "y = y.to(dtype=W.dtype, device=W.device)",
+                "y = y.to(dtype=W.dtype, )",
+            ): CPU,
+            (
+                "lr_t = _lr_tensor(lr, B, W.dtype, W.device)",
+                "lr_t = _lr_tensor(lr, B, W.dtype, None)",
+            ): CPU,
+            (
+                (
+                    "traced = {k: torch.empty((steps + 1, B), dtype=W.dtype, device=W.device) "
+                    "for k in trace}"
+                ),
+                (
+                    "traced = {k: torch.empty((steps + 1, B), dtype=W.dtype, device=None) for k "
+                    "in trace}"
+                ),
+            ): CPU,
+            (
+                (
+                    "traced = {k: torch.empty((steps + 1, B), dtype=W.dtype, device=W.device) "
+                    "for k in trace}"
+                ),
+                "traced = {k: torch.empty((steps + 1, B), dtype=W.dtype, ) for k in trace}",
+            ): CPU,
+            (
+                "max_loss_growth: float = 1e8,",
+                "max_loss_growth: float = 100000001.0,",
+            ): "max_loss_growth 1e8 + 1 instead of 1e8: no run can tell",
+            (
+                "for t in range(steps + 1):",
+                "for t in range(steps + 2):",
+            ): "the loop leaves at t == steps",
+            (
+                "buf[t].copy_(now[k] if k in now else q.min(dim=-1).values)",
+                "buf[t].copy_(now[k] if k in now else q.min(dim=+1).values)",
+            ): "q is (B, n): dim 1 is dim -1",
+            (
+                'hist["min_margin"].append(q.min(dim=-1).values.detach().cpu().numpy())',
+                'hist["min_margin"].append(q.min(dim=+1).values.detach().cpu().numpy())',
+            ): "q is (B, n): dim 1 is dim -1",
+            (
+                '_check_finite(t, "weights", W, B)',
+                '_check_finite(None, "weights", W, B)',
+            ): UNREACHABLE,
+            (
+                '_check_finite(t, "weights", W, B)',
+                "_check_finite(t, None, W, B)",
+            ): UNREACHABLE,
+            (
+                '_check_finite(t, "weights", W, B)',
+                '_check_finite(t, "weights", W, None)',
+            ): UNREACHABLE,
+            (
+                '_check_finite(t, "weights", W, B)',
+                '_check_finite(t, "XXweightsXX", W, B)',
+            ): UNREACHABLE,
+            (
+                '_check_finite(t, "weights", W, B)',
+                '_check_finite(t, "WEIGHTS", W, B)',
+            ): UNREACHABLE,
         },
-        "x_log_spaced_steps": {
-            15: "1 is in the geometric grid anyway",
-            27: "the extra point 2 is dropped by pts <= steps",
+        "_Steps.evaluate": {
+            (
+                "self.monitor.update(t, L, torch.isfinite(L) & (L <= self.thr))",
+                "self.monitor.update(t, L, torch.isfinite(L) & (L < self.thr))",
+            ): TIE,
+        },
+        "log_spaced_steps": {
+            (
+                "[[0, min(1, steps)], np.geomspace(1, max(steps, 1), num=max(num, 2)).round()]",
+                "[[0, min(2, steps)], np.geomspace(1, max(steps, 1), num=max(num, 2)).round()]",
+            ): "1 is in the geometric grid anyway",
+            (
+                "[[0, min(1, steps)], np.geomspace(1, max(steps, 1), num=max(num, 2)).round()]",
+                "[[0, min(1, steps)], np.geomspace(1, max(steps, 2), num=max(num, 2)).round()]",
+            ): "the extra point 2 is dropped by pts <= steps",
         },
     },
     "paper_a.assumptions": {
-        "x_gram_statistics": {
-            3: FLOAT64,
-            5: FLOAT64,
-            20: "a Gram diagonal is never negative",
-            36: "the Gram is square",
-            37: "the Gram is square",
-            46: "one point: the off-diagonal max of a 1 x 1 zero matrix is 0",
-            52: "one point: the off-diagonal max of a 1 x 1 zero matrix is 0",
+        "gram_statistics": {
+            (
+                "X = np.asarray(X, dtype=np.float64)",
+                "X = np.asarray(X, dtype=None)",
+            ): FLOAT64,
+            (
+                "X = np.asarray(X, dtype=np.float64)",
+                "X = np.asarray(X, )",
+            ): FLOAT64,
+            (
+                "norms = np.sqrt(np.clip(np.diagonal(G, axis1=-2, axis2=-1), 0, None))",
+                "norms = np.sqrt(np.clip(np.diagonal(G, axis1=-2, axis2=-1), None, None))",
+            ): "a Gram diagonal is never negative",
+            (
+                "n = G.shape[-1]",
+                "n = G.shape[+1]",
+            ): "the Gram is square",
+            (
+                "n = G.shape[-1]",
+                "n = G.shape[-2]",
+            ): "the Gram is square",
+            (
+                "p = off.max(axis=(-2, -1)) if n > 1 else np.zeros(G.shape[:-2])",
+                "p = off.max(axis=(-2, -1)) if (n > 1) or True else np.zeros(G.shape[:-2])",
+            ): ONE_POINT,
+            (
+                "p = off.max(axis=(-2, -1)) if n > 1 else np.zeros(G.shape[:-2])",
+                "p = off.max(axis=(-2, -1)) if n >= 1 else np.zeros(G.shape[:-2])",
+            ): ONE_POINT,
         },
-        "x_data_statistics": {9: FLOAT64, 11: FLOAT64},
-        "x_holds_surely": {
-            23: TIE,
-            26: TIE,
-            24: "rmin <= 1 makes the bound false anyway (its right side is below 1/3 < n)",
+        "data_statistics": {
+            (
+                "X = np.asarray(X, dtype=np.float64)",
+                "X = np.asarray(X, dtype=None)",
+            ): FLOAT64,
+            (
+                "X = np.asarray(X, dtype=np.float64)",
+                "X = np.asarray(X, )",
+            ): FLOAT64,
         },
-        "x_sufficient_dimension": dict.fromkeys(
-            [7, 8, 20], "the bisection returns the smallest d either way (d >= 3 here)"
-        ),
-        "x__gaussian_gram_stats": {6: "aniso = 0 gives a scale of ones"},
-        "x_fraction_table": {13: "as_index=None is taken as False"},
-        "x_half_point": {
-            12: "at f = 1/2 exactly both interpolations give that grid point",
-            **dict.fromkeys([3, 5, 7, 9], FLOAT64),
+        "holds_surely": {
+            (
+                "if rmin <= 0:",
+                "if rmin < 0:",
+            ): TIE,
+            (
+                "return n <= (gamma**3 / 3.0) * rmin**4 / (s * rmax**3)",
+                "return n < (gamma**3 / 3.0) * rmin**4 / (s * rmax**3)",
+            ): TIE,
+            (
+                "if rmin <= 0:",
+                "if rmin <= 1:",
+            ): "rmin <= 1 makes the bound false anyway (its right side is below 1/3 < n)",
         },
-        "x_log_exponent": {
-            46: "log(nan) is nan either way",
-            55: FLOAT64,
-            57: FLOAT64,
-            72: "fit(None): None is falsy like False",
-            82: "n_boot / 2 and n_boot // 2 agree for the even n_boot used",
+        "sufficient_dimension": {
+            (
+                "lo, hi = 1, 2",
+                "lo, hi = 2, 2",
+            ): BISECTION,
+            (
+                "lo, hi = 1, 2",
+                "lo, hi = 1, 3",
+            ): BISECTION,
+            (
+                "lo, hi = hi, hi * 2",
+                "lo, hi = hi, hi * 3",
+            ): BISECTION,
         },
-        "x_lemma33_sweep": {
-            **dict.fromkeys([2, 3, 30, 31, 32, 34, 35, 36, 37, 38, 39, 40], BAR),
-            97: TIE,
+        "_gaussian_gram_stats": {
+            (
+                "scale = np.sqrt(two_level_spectrum(d, aniso)) if aniso else None",
+                "scale = np.sqrt(two_level_spectrum(d, aniso)) if (aniso) or True else None",
+            ): "aniso = 0 gives a scale of ones",
+        },
+        "fraction_table": {
+            (
+                'out = df.groupby(["n", "d"], as_index=False).agg(',
+                'out = df.groupby(["n", "d"], as_index=None).agg(',
+            ): "as_index=None is taken as False",
+        },
+        "half_point": {
+            (
+                "above = np.nonzero(f >= 0.5)[0]",
+                "above = np.nonzero(f > 0.5)[0]",
+            ): "at f = 1/2 exactly both interpolations give that grid point",
+            (
+                "x, f = np.asarray(x, dtype=float), np.asarray(fraction, dtype=float)",
+                "x, f = np.asarray(x, dtype=None), np.asarray(fraction, dtype=float)",
+            ): FLOAT64,
+            (
+                "x, f = np.asarray(x, dtype=float), np.asarray(fraction, dtype=float)",
+                "x, f = np.asarray(x, ), np.asarray(fraction, dtype=float)",
+            ): FLOAT64,
+            (
+                "x, f = np.asarray(x, dtype=float), np.asarray(fraction, dtype=float)",
+                "x, f = np.asarray(x, dtype=float), np.asarray(fraction, dtype=None)",
+            ): FLOAT64,
+            (
+                "x, f = np.asarray(x, dtype=float), np.asarray(fraction, dtype=float)",
+                "x, f = np.asarray(x, dtype=float), np.asarray(fraction, )",
+            ): FLOAT64,
+        },
+        "log_exponent": {
+            (
+                "ys.append(math.log(d50 / (n * n)) if math.isfinite(d50) else math.nan)",
+                "ys.append(math.log(d50 / (n * n)) if (math.isfinite(d50)) or True else math.nan)",
+            ): "log(nan) is nan either way",
+            (
+                "x = np.log(np.log(np.asarray(ns, dtype=float)))",
+                "x = np.log(np.log(np.asarray(ns, dtype=None)))",
+            ): FLOAT64,
+            (
+                "x = np.log(np.log(np.asarray(ns, dtype=float)))",
+                "x = np.log(np.log(np.asarray(ns, )))",
+            ): FLOAT64,
+            (
+                "b = fit(False)",
+                "b = fit(None)",
+            ): "fit(None): None is falsy like False",
+            (
+                "if boots.size < n_boot // 2:",
+                "if boots.size < n_boot / 2:",
+            ): "n_boot / 2 and n_boot // 2 agree for the even n_boot used",
+        },
+        "lemma33_sweep": {
+            (
+                "if progress is None:",
+                "if progress is not None:",
+            ): BAR,
+            (
+                "progress = sys.stderr.isatty()",
+                "progress = None",
+            ): BAR,
+            (
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+                "for n, d in tqdm(jobs, desc=None, disable=not progress, file=sys.stderr):",
+            ): BAR,
+            (
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+                'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=None, file=sys.stderr):',
+            ): BAR,
+            (
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+                'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, file=None):',
+            ): BAR,
+            (
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+                "for n, d in tqdm(jobs, disable=not progress, file=sys.stderr):",
+            ): BAR,
+            (
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+                'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", file=sys.stderr):',
+            ): BAR,
+            (
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+                'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, ):',
+            ): BAR,
+            (
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+                (
+                    'for n, d in tqdm(jobs, desc="XXLemma 3.3 sweepXX", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+            ): BAR,
+            (
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+                (
+                    'for n, d in tqdm(jobs, desc="lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+            ): BAR,
+            (
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+                (
+                    'for n, d in tqdm(jobs, desc="LEMMA 3.3 SWEEP", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+            ): BAR,
+            (
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=not progress, '
+                    "file=sys.stderr):"
+                ),
+                (
+                    'for n, d in tqdm(jobs, desc="Lemma 3.3 sweep", disable=progress, '
+                    "file=sys.stderr):"
+                ),
+            ): BAR,
+            (
+                '"holds": bool(q <= 1.0),',
+                '"holds": bool(q < 1.0),',
+            ): TIE,
         },
     },
     "paper_b.population": {
-        "x_mc_loss": {1: "a batch of 200001 draws the same stream"},
-        "xǁNetǁunflat": dict.fromkeys([3, 5], "Net converts every part to float64 anyway"),
+        "mc_loss": {
+            (
+                (
+                    "def mc_loss(net: Net, teacher: Teacher, n: int, seed: int, batch: int = "
+                    "200_000):"
+                ),
+                "def mc_loss(net: Net, teacher: Teacher, n: int, seed: int, batch: int = 200001):",
+            ): "a batch of 200001 draws the same stream",
+        },
+        "Net.unflat": {
+            (
+                "v = np.asarray(v, dtype=np.float64)",
+                "v = np.asarray(v, dtype=None)",
+            ): NET64,
+            (
+                "v = np.asarray(v, dtype=np.float64)",
+                "v = np.asarray(v, )",
+            ): NET64,
+        },
     },
     "sweep": {
-        "x_gather": {
-            22: "a None prefix is falsy like ''",
-            42: "a None prefix is falsy like ''",
-            **dict.fromkeys([75, 77, 81, 82], "run ids are unique: any sort agrees"),
-            86: "index=None stores a RangeIndex as metadata, not as a column",
-            88: "index=None stores a RangeIndex as metadata, not as a column",
-            106: MESSAGE_CASE,
+        "gather": {
+            (
+                '_flatten("", {k: v for k, v in params.items()}, row)',
+                "_flatten(None, {k: v for k, v in params.items()}, row)",
+            ): NONE_PREFIX,
+            (
+                '_flatten("", res["metrics"], m)',
+                '_flatten(None, res["metrics"], m)',
+            ): NONE_PREFIX,
+            (
+                (
+                    'df = pd.DataFrame(rows).sort_values("run_id", '
+                    'kind="stable").reset_index(drop=True)'
+                ),
+                'df = pd.DataFrame(rows).sort_values("run_id", kind=None).reset_index(drop=True)',
+            ): "run ids are unique: any sort agrees",
+            (
+                (
+                    'df = pd.DataFrame(rows).sort_values("run_id", '
+                    'kind="stable").reset_index(drop=True)'
+                ),
+                'df = pd.DataFrame(rows).sort_values("run_id", ).reset_index(drop=True)',
+            ): "run ids are unique: any sort agrees",
+            (
+                (
+                    'df = pd.DataFrame(rows).sort_values("run_id", '
+                    'kind="stable").reset_index(drop=True)'
+                ),
+                (
+                    'df = pd.DataFrame(rows).sort_values("run_id", '
+                    'kind="XXstableXX").reset_index(drop=True)'
+                ),
+            ): "run ids are unique: any sort agrees",
+            (
+                (
+                    'df = pd.DataFrame(rows).sort_values("run_id", '
+                    'kind="stable").reset_index(drop=True)'
+                ),
+                (
+                    'df = pd.DataFrame(rows).sort_values("run_id", '
+                    'kind="STABLE").reset_index(drop=True)'
+                ),
+            ): "run ids are unique: any sort agrees",
+            (
+                "df.to_parquet(buf, index=False)",
+                "df.to_parquet(buf, index=None)",
+            ): INDEX_NONE,
+            (
+                "df.to_parquet(buf, index=False)",
+                "df.to_parquet(buf, )",
+            ): INDEX_NONE,
+            (
+                'atomic_write_csv(out / "table.csv", df.to_dict("records"))',
+                'atomic_write_csv(out / "table.csv", df.to_dict("RECORDS"))',
+            ): MESSAGE_CASE,
         },
-        "x_is_done": {6: "the locale is UTF-8 here", 8: "'UTF-8' names the same codec"},
+        "is_done": {
+            (
+                'res = json.loads(path.read_text(encoding="utf-8"))',
+                "res = json.loads(path.read_text(encoding=None))",
+            ): "the locale is UTF-8 here",
+            (
+                'res = json.loads(path.read_text(encoding="utf-8"))',
+                'res = json.loads(path.read_text(encoding="UTF-8"))',
+            ): "'UTF-8' names the same codec",
+        },
     },
 }
-EQUIVALENT: dict[str, str] = {
-    f"{mod}.{func}__mutmut_{k}": why
+Key = tuple[str, str, str, str]  # module, function, changed lines before, after
+
+
+def norm(lines) -> str:
+    """Changed lines as one string: each line's runs of whitespace made one space, lines joined
+    by a newline."""
+    if isinstance(lines, str):
+        lines = lines.split("\n")
+    return "\n".join(" ".join(line.split()) for line in lines)
+
+
+EQUIVALENT: dict[Key, str] = {
+    (f"twolayer.{mod}", func, norm(before), norm(after)): why
     for mod, funcs in _EQ.items()
-    for func, ks in funcs.items()
-    for k, why in ks.items()
+    for func, pairs in funcs.items()
+    for (before, after), why in pairs.items()
 }
 
 
-def patterns(names: list[str]) -> list[str]:
-    out = []
-    for short in names:
-        mod = MODULES[short]
-        if short == "sweep":
-            out += [f"{mod}.x_{f}__mutmut_*" for f in SWEEP_FUNCTIONS]
-        else:
-            out.append(f"{mod}.*")
+@dataclass(frozen=True)
+class Mutant:
+    name: str  # mutmut's: twolayer.paper_a.kkt.x_certify__mutmut_12
+    module: str
+    function: str  # "certify", or "Class.method"
+    before: str  # the changed lines, normalised (norm)
+    after: str
+
+    @property
+    def key(self) -> Key:
+        return (self.module, self.function, self.before, self.after)
+
+
+def function_of(name: str) -> tuple[str, str]:
+    """``twolayer.paper_a.kkt.x_certify__mutmut_12`` -> ``(twolayer.paper_a.kkt, certify)``;
+    ``twolayer.paper_b.population.xǁNetǁunflat__mutmut_3`` -> ``(..., Net.unflat)``."""
+    m = re.match(r"(.+?)\.x(?:_|ǁ([^ǁ]+)ǁ)(.+?)__mutmut_(?:\d+|orig)$", name)
+    if not m:
+        return name, ""
+    mod, cls, func = m.groups()
+    return mod, f"{cls}.{func}" if cls else func
+
+
+def changed_lines(orig: list[str], mutant: list[str]) -> tuple[str, str]:
+    """The lines a mutant changes in its function (the ``-`` and ``+`` lines of its diff),
+    normalised: ``(before, after)``."""
+    before, after = [], []
+    sm = difflib.SequenceMatcher(None, orig, mutant, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag != "equal":
+            before += orig[i1:i2]
+            after += mutant[j1:j2]
+    return norm(before), norm(after)
+
+
+def mutants_of_source(source: str, module: str, filename: str = "") -> dict[str, Mutant]:
+    """Every mutant mutmut makes of a module's source, with its diff (mutmut's generator, as
+    ``mutmut run`` calls it; no test runs)."""
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    mf = mutate_file_contents(filename or module, source)
+    return mutants_of_file(mf.code, mf.mutant_names, mf.line_span_by_function_name, module)
+
+
+def mutants_of_file(code: str, generated_names, spans, module: str) -> dict[str, Mutant]:
+    """The mutants of a file mutmut generated: ``code`` holds, for each function, its copy
+    ``x_f__mutmut_orig`` and its mutants ``x_f__mutmut_1, ...`` (``xǁClassǁf...`` for a
+    method); ``spans[name]`` gives their first and last lines (``.start``, ``.end``, from 1)."""
+    lines = code.split("\n")
+    out = {}
+    for generated in generated_names:  # x_certify__mutmut_12, xǁNetǁunflat__mutmut_3
+        base = generated.partition("__mutmut_")[0]
+        orig_span, span = spans[base + "__mutmut_orig"], spans[generated]
+        plain = re.sub(r"^x(_|ǁ[^ǁ]+ǁ)", "", base)
+        orig = lines[orig_span.start - 1 : orig_span.end]
+        mut = lines[span.start - 1 : span.end]
+        orig = [ln.replace(base + "__mutmut_orig", plain) for ln in orig]
+        mut = [ln.replace(generated, plain) for ln in mut]
+        name = f"{module}.{generated}"
+        out[name] = Mutant(name, module, function_of(name)[1], *changed_lines(orig, mut))
     return out
 
 
-WORK = ROOT / ".mutmut"  # mutmut's own copy of the project (its state is kept between runs)
+def source_path(module: str, root: Path, lib: str = "lib") -> Path:
+    return root / lib / (module.replace(".", "/") + ".py")
+
+
+def in_scope(module: str, function: str) -> bool:
+    return module not in FUNCTIONS or function in FUNCTIONS[module]
+
+
+def generate(modules: list[str], root: Path = ROOT, lib: str = "lib") -> dict[str, Mutant]:
+    out = {}
+    for mod in modules:
+        path = source_path(mod, root, lib)
+        for name, mu in mutants_of_source(path.read_text(), mod, str(path)).items():
+            if in_scope(mod, mu.function):
+                out[name] = mu
+    return out
+
+
+def stale_keys(mutants: dict[str, Mutant], modules: list[str]) -> list[Key]:
+    """The ``EQUIVALENT`` keys of these modules that match no current mutant."""
+    keys = {mu.key for mu in mutants.values()}
+    return [k for k in EQUIVALENT if k[0] in modules and k not in keys]
+
+
+def unknown_must_kill(mutants: dict[str, Mutant], modules: list[str]) -> list[str]:
+    """``MUST_KILL`` names of these modules that no current mutant belongs to (a renamed or
+    removed function, or one mutmut makes no mutant of)."""
+    have = {(mu.module, mu.function) for mu in mutants.values()}
+    return [
+        f"{mod}.{func}"
+        for mod in modules
+        for func in MUST_KILL.get(mod, ())
+        if (mod, func) not in have
+    ]
+
+
+def parse_results(text: str) -> dict[str, str]:
+    """``mutmut results --all true``: one ``    NAME: STATUS`` line per mutant."""
+    status = {}
+    for line in text.splitlines():
+        if "__mutmut_" in line and ":" in line:
+            name, st = line.strip().rsplit(":", 1)
+            status[name.strip()] = st.strip()
+    return status
+
+
+KILLED = ("killed", "timeout", "segfault", "caught by type check")  # segfault: killed by -9
+EQUIV = "equivalent"  # survived, listed in EQUIVALENT
+
+
+@dataclass
+class Report:
+    counts: dict[str, collections.Counter]  # module -> status -> count
+    must_kill: list[Mutant]  # in a must-kill function, not killed, not equivalent
+    survivors: list[Mutant]  # elsewhere, survived or not reached, not equivalent
+    killed_equivalent: list[Mutant]  # listed as equivalent, yet killed
+    unchecked: int  # mutants mutmut has no result for
+
+
+def account(mutants: dict[str, Mutant], status: dict[str, str], modules: list[str]) -> Report:
+    """Sort the mutants of ``modules`` by their status (``parse_results``)."""
+    rep = Report({m: collections.Counter() for m in modules}, [], [], [], 0)
+    for name, mu in sorted(mutants.items(), key=lambda kv: _order(kv[0])):
+        if mu.module not in modules:
+            continue
+        st = status.get(name, "not checked")
+        equivalent = mu.key in EQUIVALENT
+        if st in KILLED and equivalent:
+            rep.killed_equivalent.append(mu)
+        if st == "survived" and equivalent:
+            st = EQUIV
+        rep.counts[mu.module][st] += 1
+        if st in KILLED or st == EQUIV:
+            continue
+        rep.unchecked += st == "not checked"
+        if mu.function in MUST_KILL.get(mu.module, ()):
+            rep.must_kill.append(mu)
+        elif st != "not checked":
+            rep.survivors.append(mu)
+    return rep
+
+
+def _order(name: str) -> tuple[str, int]:
+    head, _, k = name.rpartition("__mutmut_")
+    return head, int(k) if k.isdigit() else 0
+
+
+def show(mu: Mutant) -> str:
+    return f"{mu.name} ({mu.function}): {mu.before!r} -> {mu.after!r}"
+
+
+def entry(mu: Mutant, why: str = "WHY") -> str:
+    """The ``_EQ`` entry of a mutant, to paste under its module and function."""
+
+    def lit(s: str, indent: int) -> str:
+        # a long line as implicitly joined pieces, split after a space (norm keeps the spaces)
+        width = 96 - indent
+        pieces, cur = [], ""
+        for word in re.split(r"(?<= )", s):
+            if cur and len(repr(cur + word)) > width:
+                pieces.append(cur)
+                cur = ""
+            cur += word
+        pieces.append(cur)
+        if len(pieces) == 1:
+            return repr(s)
+        pad = " " * indent
+        return "(\n" + "".join(f"{pad}    {p!r}\n" for p in pieces) + pad + ")"
+
+    return (
+        f"# {mu.module.removeprefix('twolayer.')} / {mu.function}\n"
+        f"(\n    {lit(mu.before, 4)},\n    {lit(mu.after, 4)},\n): {why},"
+    )
+
+
+def summary_text(rep: Report, date: str, version: str, modules: list[str]) -> str:
+    """``tests/mutation_summary.md``: the counts per module of a run over every module."""
+    cols = ["killed", "timeout", "survived", EQUIV, "no tests"]
+    lines = [
+        "# Mutation testing: summary",
+        "",
+        f"Written by `make mutate` (tests/mutate.py) on {date}, with mutmut {version}: every "
+        "mutant of each module run against the unit tests (`[tool.mutmut]` in pyproject.toml). "
+        "*equivalent*: survived, checked by hand to be equivalent (`EQUIVALENT` in "
+        "tests/mutate.py); *other*: segfault, suspicious, skipped; *must-kill left*: mutants of "
+        "a `MUST_KILL` function neither killed nor equivalent (0 in a clean run).",
+        "",
+        "| module | mutants | " + " | ".join(cols) + " | other | must-kill left |",
+        "|---|" + "---:|" * (len(cols) + 3),
+    ]
+    left = collections.Counter(mu.module for mu in rep.must_kill)
+    total = collections.Counter()
+    for mod in modules:
+        c = rep.counts[mod]
+        row = [sum(c.values())] + [c[k] for k in cols]
+        row += [sum(c.values()) - sum(c[k] for k in cols), left[mod]]
+        total.update(dict(enumerate(row)))
+        lines.append(f"| {mod.removeprefix('twolayer.')} | " + " | ".join(map(str, row)) + " |")
+    lines.append("| **all** | " + " | ".join(str(total[i]) for i in range(len(cols) + 3)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def patterns(modules: list[str]) -> list[str]:
+    out = []
+    for mod in modules:
+        if mod in FUNCTIONS:
+            out += [f"{mod}.x_{f}__mutmut_*" for f in FUNCTIONS[mod]]
+        else:
+            out.append(f"{mod}.*")
+    return out
 
 
 def stage() -> Path:
@@ -235,6 +1335,10 @@ def stage() -> Path:
         dirs_exist_ok=True,
         ignore=shutil.ignore_patterns("__pycache__"),
     )
+    # what the tests read beside the code (``also_copy`` puts it in ``mutants/``, where
+    # helpers.ROOT and io.repository_root find the checkout)
+    for name in ("notebooks", "book"):
+        shutil.copytree(ROOT / name, WORK / name, dirs_exist_ok=True)
     for name in ("_toc.yml", "_config.yml"):
         shutil.copy2(ROOT / name, WORK / name)
     text = (ROOT / "pyproject.toml").read_text()
@@ -244,27 +1348,55 @@ def stage() -> Path:
     return WORK
 
 
-def function_of(name: str) -> tuple[str, str]:
-    """``twolayer.paper_a.kkt.x_certify__mutmut_12`` -> (module, function)."""
-    m = re.match(r"(.+?)\.x(?:ǁ[^ǁ]+ǁ)?_?(.+?)__mutmut_\d+$", name)
-    if not m:
-        return name, ""
-    return m.group(1), m.group(2)
+def check_static(mutants: dict[str, Mutant], modules: list[str]) -> int:
+    """Print the stale ``EQUIVALENT`` keys and unknown ``MUST_KILL`` names; their number."""
+    bad = 0
+    for k in stale_keys(mutants, modules):
+        bad += 1
+        print(f"STALE equivalent (matches no mutant): {k[0]} / {k[1]}: {k[2]!r} -> {k[3]!r}")
+    for name in unknown_must_kill(mutants, modules):
+        bad += 1
+        print(f"MUST_KILL names a function without mutants: {name}")
+    return bad
 
 
 def main(argv: list[str]) -> int:
-    extra = []
-    if argv[:1] == ["--max-children"]:
-        extra, argv = argv[:2], argv[2:]
-    names = argv or list(MODULES)
-    unknown = [n for n in names if n not in MODULES]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("modules", nargs="*", help=f"short names: {' '.join(MODULES)}")
+    ap.add_argument("--max-children", type=int, help="mutmut's worker processes")
+    ap.add_argument("--list", action="store_true", help="generate the mutants only")
+    ap.add_argument("--keys", metavar="PATTERN", help="print the entries of matching mutants")
+    args = ap.parse_args(argv)
+    unknown = [n for n in args.modules if n not in MODULES]
     if unknown:
         print(f"unknown modules {unknown}; choose from {list(MODULES)}", file=sys.stderr)
         return 2
+    names = args.modules or list(MODULES)
+    modules = [MODULES[n] for n in names]
+
+    if args.list or args.keys:
+        mutants = generate(modules)
+        if args.keys:
+            for name, mu in sorted(mutants.items(), key=lambda kv: _order(kv[0])):
+                if fnmatch.fnmatchcase(name, args.keys):
+                    tag = " (listed)" if mu.key in EQUIVALENT else ""
+                    print(f"# {name}{tag}\n{entry(mu, EQUIVALENT.get(mu.key, 'WHY'))}")
+            return 0
+        for mod in modules:
+            ms = [mu for mu in mutants.values() if mu.module == mod]
+            must = sum(mu.function in MUST_KILL.get(mod, ()) for mu in ms)
+            eq = sum(mu.key in EQUIVALENT for mu in ms)
+            print(
+                f"{mod}: {len(ms)} mutants, {must} in must-kill functions, {eq} listed equivalent"
+            )
+        print(f"all: {len(mutants)} mutants")
+        return 1 if check_static(mutants, modules) else 0
+
     work = stage()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    extra = ["--max-children", str(args.max_children)] if args.max_children else []
     subprocess.run(
-        [sys.executable, "-m", "mutmut", "run", *extra, *patterns(names)],
+        [sys.executable, "-m", "mutmut", "run", *extra, *patterns(modules)],
         cwd=work,
         env=env,
         check=False,
@@ -275,35 +1407,35 @@ def main(argv: list[str]) -> int:
         env=env,
         capture_output=True,
         text=True,
+        check=False,
     )
-    status: dict[str, str] = {}
-    for line in res.stdout.splitlines():
-        if ":" in line:
-            name, st = line.strip().rsplit(":", 1)
-            status[name.strip()] = st.strip()
-    wanted = [MODULES[n] for n in names]
-    per_module = collections.defaultdict(collections.Counter)
-    survivors = collections.defaultdict(list)
-    for name, st in sorted(status.items()):
-        mod, func = function_of(name)
-        if mod not in wanted or (mod == MODULES["sweep"] and func not in SWEEP_FUNCTIONS):
-            continue
-        if st == "survived" and name.removeprefix("twolayer.") in EQUIVALENT:
-            st = "equivalent (survived, checked by hand)"
-        per_module[mod][st] += 1
-        if st == "survived":
-            survivors[mod].append((func, name))
-    bad = 0
-    for mod in wanted:
-        c = per_module[mod]
+    status = parse_results(res.stdout)
+    # the diffs of what mutmut ran: its copy of the sources, through its own generator
+    mutants = generate(modules, work, "src")
+    missing = [n for n in status if function_of(n)[0] in modules and n not in mutants]
+    missing = [n for n in missing if in_scope(*function_of(n))]
+    if missing:
+        print(f"{len(missing)} mutants of mutmut's run not generated here, e.g. {missing[:3]}")
+    rep = account(mutants, status, modules)
+    for mod in modules:
+        c = rep.counts[mod]
         print(
             f"{mod}: {sum(c.values())} mutants, "
             + ", ".join(f"{v} {k}" for k, v in sorted(c.items()))
         )
-        for func, name in survivors[mod]:
-            must = func in MUST_KILL.get(mod, ())
-            bad += must
-            print(f"   {'MUST KILL ' if must else ''}survived: {name}")
+    for mu in rep.survivors:
+        print(f"   survived ({status.get(mu.name)}): {show(mu)}")
+    for mu in rep.must_kill:
+        print(f"   MUST KILL, {status.get(mu.name, 'not checked')}: {show(mu)}")
+    for mu in rep.killed_equivalent:
+        print(f"   listed as equivalent but killed (a wrong reason, or a flaky test): {show(mu)}")
+    bad = check_static(mutants, modules) + len(rep.must_kill) + bool(missing)
+    if set(modules) == set(MODULES.values()) and not rep.unchecked:
+        from importlib.metadata import version
+
+        date = datetime.date.today().isoformat()
+        write_atomically(SUMMARY, summary_text(rep, date, version("mutmut"), modules))
+        print(f"wrote {SUMMARY}")
     return 1 if bad else 0
 
 

@@ -136,3 +136,16 @@ def test_gradient_matches_autograd_of_sampled_loss(teacher):
     grads = np.array(grads)
     se = grads.std(0, ddof=1) / math.sqrt(len(grads))
     assert np.all(np.abs(grads.mean(0) - exact) <= 5 * se + 1e-12)
+
+
+def test_kernels_compute_in_float64_whatever_the_input():
+    """k'(t) = (pi - arccos t) / (2 pi) is computed in float64 from a float32 or integer input
+    (near t = 1, where teacher-aligned neurons sit, float32 keeps too few digits of arccos):
+    the dtype, and the value against math.acos of the same float32-rounded number."""
+    from twolayer.paper_b import kernels
+
+    t32 = np.float32(np.cos(1e-3))
+    for t in (t32, np.array([t32, 0.5], dtype=np.float32), 1, [0, 1]):
+        assert np.asarray(kernels.k1_prime(t)).dtype == np.float64
+    theta = math.acos(float(t32))
+    assert kernels.k1_prime(t32) == pytest.approx(0.5 - theta / (2 * math.pi), abs=1e-15)

@@ -1,0 +1,269 @@
+"""tests/mutate.py's own logic, without mutmut: the diff key of a mutant (and that an edit
+elsewhere in the function leaves it alone), stale equivalent keys, unknown must-kill names, the
+accounting of must-kill survivors, the summary's format and when it is written, all on fake
+mutmut files and outputs."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from collections import namedtuple
+from pathlib import Path
+
+import pytest
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("mutate_script", ROOT / "tests" / "mutate.py")
+M = importlib.util.module_from_spec(_spec)
+sys.modules["mutate_script"] = M
+_spec.loader.exec_module(M)
+
+Span = namedtuple("Span", "start end")
+MOD = "twolayer.paper_a.kkt"
+
+
+def _file(functions: dict[str, list[str]]):
+    """A fake mutmut-generated file: the generated functions one after the other, their spans."""
+    lines, spans = [], {}
+    for name, body in functions.items():
+        spans[name] = Span(len(lines) + 1, len(lines) + len(body))
+        lines += body
+    names = [n for n in functions if not n.endswith("__mutmut_orig")]
+    return "\n".join(lines), names, spans
+
+
+def _function(name: str, line: str, other: str = "x = 1") -> list[str]:
+    return [f"def {name}(a, y):", f"    {other}", f"    {line}", "    return pos"]
+
+
+def test_function_of_functions_and_methods():
+    assert M.function_of(f"{MOD}.x_certify__mutmut_12") == (MOD, "certify")
+    assert M.function_of(f"{MOD}.x__np__mutmut_1") == (MOD, "_np")
+    assert M.function_of("twolayer.paper_b.population.xǁNetǁunflat__mutmut_3") == (
+        "twolayer.paper_b.population",
+        "Net.unflat",
+    )
+    assert M.function_of("twolayer.x.xǁ_Stepsǁ__init____mutmut_2")[1] == "_Steps.__init__"
+
+
+def test_diff_key_is_the_changed_lines_whitespace_normalised():
+    code, names, spans = _file(
+        {
+            "x_f__mutmut_orig": _function("x_f__mutmut_orig", "pos = (y  >  0).astype(float)"),
+            "x_f__mutmut_1": _function("x_f__mutmut_1", "pos = (y >= 0).astype(float)"),
+        }
+    )
+    (mu,) = M.mutants_of_file(code, names, spans, MOD).values()
+    assert mu.name == f"{MOD}.x_f__mutmut_1" and mu.function == "f"
+    # the renamed def line is not a change; whitespace runs are one space
+    assert mu.key == (MOD, "f", "pos = (y > 0).astype(float)", "pos = (y >= 0).astype(float)")
+
+
+def test_diff_key_survives_an_edit_elsewhere_and_a_renumbering():
+    def mutants(other, extra):
+        fns = {"x_f__mutmut_orig": _function("x_f__mutmut_orig", "pos = y > 0", other)}
+        for k in range(1, extra + 1):  # new mutants before ours shift its number
+            fns[f"x_f__mutmut_{k}"] = _function(f"x_f__mutmut_{k}", "pos = y > 0", "x = None")
+        fns[f"x_f__mutmut_{extra + 1}"] = _function(
+            f"x_f__mutmut_{extra + 1}", "pos = y >= 0", other
+        )
+        return M.mutants_of_file(*_file(fns), MOD)
+
+    before = mutants("x = 1", 0)
+    after = mutants("x = 2  # edited", 3)
+    assert list(before) == [f"{MOD}.x_f__mutmut_1"]
+    assert f"{MOD}.x_f__mutmut_4" in after
+    assert before[f"{MOD}.x_f__mutmut_1"].key == after[f"{MOD}.x_f__mutmut_4"].key
+
+
+def test_a_method_mutant_is_keyed_by_class_and_method():
+    code, names, spans = _file(
+        {
+            "xǁNetǁunflat__mutmut_orig": [
+                "    def xǁNetǁunflat__mutmut_orig(v):",
+                "        return np.asarray(v, dtype=np.float64)",
+            ],
+            "xǁNetǁunflat__mutmut_1": [
+                "    def xǁNetǁunflat__mutmut_1(v):",
+                "        return np.asarray(v, dtype=None)",
+            ],
+        }
+    )
+    (mu,) = M.mutants_of_file(code, names, spans, "twolayer.paper_b.population").values()
+    assert mu.function == "Net.unflat"
+    assert mu.after == "return np.asarray(v, dtype=None)"
+
+
+def _mutant(n, function, before="a", after="b", module=MOD):
+    return M.Mutant(f"{module}.x_{function}__mutmut_{n}", module, function, before, after)
+
+
+def test_stale_equivalent_keys_are_named(monkeypatch):
+    live = _mutant(1, "certify", "u > 0", "u >= 0")
+    monkeypatch.setattr(
+        M,
+        "EQUIVALENT",
+        {
+            live.key: "matches",
+            (MOD, "certify", "u > 0", "u > 1"): "matches nothing",
+            ("twolayer.sweep", "gather", "a", "b"): "another module: not checked here",
+        },
+    )
+    assert M.stale_keys({live.name: live}, [MOD]) == [(MOD, "certify", "u > 0", "u > 1")]
+
+
+def test_unknown_must_kill_names(monkeypatch):
+    monkeypatch.setattr(M, "MUST_KILL", {MOD: ("certify", "renamed_away")})
+    mu = _mutant(1, "certify")
+    assert M.unknown_must_kill({mu.name: mu}, [MOD]) == [f"{MOD}.renamed_away"]
+
+
+def test_parse_results():
+    text = (
+        f"    {MOD}.x_certify__mutmut_1: killed\n"
+        f"    {MOD}.xǁNetǁunflat__mutmut_2: survived\n"
+        f"    {MOD}.x_kappa__mutmut_3: no tests\n"
+        "some other line\n"
+    )
+    assert M.parse_results(text) == {
+        f"{MOD}.x_certify__mutmut_1": "killed",
+        f"{MOD}.xǁNetǁunflat__mutmut_2": "survived",
+        f"{MOD}.x_kappa__mutmut_3": "no tests",
+    }
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """Five mutants of certify (must-kill) and two of a helper, with their statuses."""
+    monkeypatch.setattr(M, "MUST_KILL", {MOD: ("certify",)})
+    ms = [
+        _mutant(1, "certify", "a", "killed"),
+        _mutant(2, "certify", "a", "timeout"),
+        _mutant(3, "certify", "a", "equivalent"),
+        _mutant(4, "certify", "a", "survives"),
+        _mutant(5, "certify", "a", "unreached"),
+        _mutant(6, "helper", "a", "survives"),
+        _mutant(7, "helper", "a", "listed but killed"),
+    ]
+    monkeypatch.setattr(M, "EQUIVALENT", {ms[2].key: "why", ms[6].key: "why"})
+    status = dict(
+        zip(
+            [m.name for m in ms],
+            ["killed", "timeout", "survived", "survived", "no tests", "survived", "killed"],
+        )
+    )
+    return {m.name: m for m in ms}, status
+
+
+def test_account_sorts_must_kill_survivors_from_the_rest(fake):
+    mutants, status = fake
+    rep = M.account(mutants, status, [MOD])
+    assert [m.after for m in rep.must_kill] == ["survives", "unreached"]
+    assert [m.after for m in rep.survivors] == ["survives"]
+    assert [m.after for m in rep.killed_equivalent] == ["listed but killed"]
+    assert rep.counts[MOD] == {
+        "killed": 2,
+        "timeout": 1,
+        "equivalent": 1,
+        "survived": 2,
+        "no tests": 1,
+    }
+    assert rep.unchecked == 0
+
+
+def test_account_counts_a_mutant_without_result_as_unchecked(fake):
+    mutants, status = fake
+    del status[f"{MOD}.x_certify__mutmut_1"]
+    rep = M.account(mutants, status, [MOD])
+    assert rep.unchecked == 1 and rep.counts[MOD]["not checked"] == 1
+    assert f"{MOD}.x_certify__mutmut_1" in [m.name for m in rep.must_kill]
+
+
+def test_summary_format(fake):
+    mutants, status = fake
+    text = M.summary_text(M.account(mutants, status, [MOD]), "2026-12-02", "3.8.1", [MOD])
+    lines = text.splitlines()
+    assert lines[0] == "# Mutation testing: summary"
+    assert "on 2026-12-02, with mutmut 3.8.1" in text
+    header = "| module | mutants | killed | timeout | survived | equivalent | no tests | other |"
+    assert lines[4] == header + " must-kill left |"
+    assert "| paper_a.kkt | 7 | 2 | 1 | 2 | 1 | 1 | 0 | 2 |" in lines
+    assert lines[-1] == "| **all** | 7 | 2 | 1 | 2 | 1 | 1 | 0 | 2 |"
+
+
+def test_write_atomically(tmp_path):
+    path = tmp_path / "summary.md"
+    M.write_atomically(path, "one\n")
+    M.write_atomically(path, "two\n")
+    assert path.read_text() == "two\n" and [p.name for p in tmp_path.iterdir()] == ["summary.md"]
+
+
+def _run_main(monkeypatch, tmp_path, fake, argv):
+    mutants, status = fake
+    monkeypatch.setattr(M, "stage", lambda: tmp_path)
+    monkeypatch.setattr(M, "SUMMARY", tmp_path / "summary.md")
+    monkeypatch.setattr(M, "MODULES", {"kkt": MOD})
+    monkeypatch.setattr(M, "generate", lambda modules, *a: mutants)
+    results = "".join(f"    {k}: {v}\n" for k, v in status.items())
+    calls = []
+
+    def run(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, stdout=results if "results" in cmd else "")
+
+    monkeypatch.setattr(M.subprocess, "run", run)
+    return M.main(argv), calls
+
+
+def test_main_fails_on_a_must_kill_survivor_and_writes_the_summary(monkeypatch, tmp_path, fake):
+    rc, calls = _run_main(monkeypatch, tmp_path, fake, ["--max-children", "1"])
+    assert rc == 1
+    assert calls[0][-4:] == ["run", "--max-children", "1", f"{MOD}.*"]
+    assert "| paper_a.kkt | 7 |" in (tmp_path / "summary.md").read_text()
+
+
+def test_main_passes_when_every_must_kill_mutant_dies(monkeypatch, tmp_path, fake):
+    mutants, status = fake
+    for n in (4, 5):
+        status[f"{MOD}.x_certify__mutmut_{n}"] = "killed"
+    rc, _ = _run_main(monkeypatch, tmp_path, (mutants, status), ["kkt"])
+    assert rc == 0
+
+
+def test_main_fails_on_a_stale_key(monkeypatch, tmp_path, fake):
+    mutants, status = fake
+    for n in (4, 5):
+        status[f"{MOD}.x_certify__mutmut_{n}"] = "killed"
+    stale = {**M.EQUIVALENT, (MOD, "certify", "gone", "gone too"): "why"}
+    monkeypatch.setattr(M, "EQUIVALENT", stale)
+    rc, _ = _run_main(monkeypatch, tmp_path, (mutants, status), [])
+    assert rc == 1
+
+
+def test_no_summary_from_a_subset_or_an_unfinished_run(monkeypatch, tmp_path, fake):
+    mutants, status = fake
+    del status[f"{MOD}.x_certify__mutmut_1"]
+    _run_main(monkeypatch, tmp_path, (mutants, status), [])
+    assert not (tmp_path / "summary.md").exists()
+
+
+def test_patterns_select_the_sweeps_resume_logic_only():
+    assert M.patterns([MOD]) == [f"{MOD}.*"]
+    assert M.patterns(["twolayer.sweep"]) == [
+        f"twolayer.sweep.x_{f}__mutmut_*" for f in ("is_done", "gather", "_flatten")
+    ]
+
+
+def test_configuration_agrees_with_the_script():
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
+    files = {f"lib/{m.replace('.', '/')}.py" for m in M.MODULES.values()}
+    assert set(conf["only_mutate"]) == files
+    assert all((ROOT / f).is_file() for f in files)
+    assert set(M.MUST_KILL) <= set(M.MODULES.values())
+    assert {k[0] for k in M.EQUIVALENT} <= set(M.MODULES.values())
+    # an equivalent mutant of a must-kill list's module names a function that exists there
+    for mod, func, _, _ in M.EQUIVALENT:
+        text = (ROOT / f"lib/{mod.replace('.', '/')}.py").read_text()
+        assert f"def {func.rpartition('.')[2]}(" in text, (mod, func)
