@@ -9,7 +9,7 @@ mutant that no test notices *survives*: either a test is missing, or the change 
 
 * ``twolayer.paper_a.kkt``, ``trainer``, ``metrics``, ``assumptions``,
   ``twolayer.paper_b.population`` (the formulas the theorem checks rely on), and
-* ``twolayer.sweep``'s resume logic (``is_done``, ``gather``, ``_flatten``),
+* ``twolayer.tools.sweep``'s resume logic (``is_done``, ``gather``, ``_flatten``),
 
 and prints the surviving mutants per module (``cd .mutmut && mutmut show NAME`` shows one).
 Exit status 1 when a mutant survives in a function listed in ``MUST_KILL`` (the formulas a
@@ -35,7 +35,7 @@ MODULES = {
     "metrics": "twolayer.paper_a.metrics",
     "assumptions": "twolayer.paper_a.assumptions",
     "population": "twolayer.paper_b.population",
-    "sweep": "twolayer.sweep",
+    "sweep": "twolayer.tools.sweep",
 }
 # the sweep: only its resume logic
 SWEEP_FUNCTIONS = ("is_done", "gather", "_flatten")
@@ -56,7 +56,7 @@ MUST_KILL = {
     "twolayer.paper_a.assumptions": ("near_orthogonality", "gram_statistics", "assumption_ratio"),
     "twolayer.paper_b.population": ("loss", "grad", "loss_ge2", "alpha_hat", "beta_hat"),
     "twolayer.paper_a.trainer": ("gradient_descent", "log_spaced_steps"),
-    "twolayer.sweep": SWEEP_FUNCTIONS,
+    "twolayer.tools.sweep": SWEEP_FUNCTIONS,
     "twolayer.paper_a.metrics": (
         "stable_rank",
         "numerical_rank",
