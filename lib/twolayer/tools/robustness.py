@@ -169,6 +169,14 @@ def one_at_a_time_sets(
     return sets, rejected
 
 
+def _one_at_a_time_phrase(setting, seed: int) -> str:
+    """How the run changed parameters one at a time, for the report's first sentence."""
+    if setting is None:
+        return ""
+    which = "each explored parameter" if setting == "all" else f"{setting} parameter(s) each"
+    return f", and {which} changed alone to both ends of its range (seed {seed})"
+
+
 # --- tallying -----------------------------------------------------------------------------------
 
 
@@ -294,8 +302,9 @@ class Report:
         head = (
             f"Run on {m['date']} on {m['machine']}: profile `{m['profile']}`, "
             f"{m['seeds']} seeds per chapter (from {m['seed_base']}) and {m['random']} "
-            f"random parameter sets per chapter (sample seed {m['sample_seed']}); "
-            f"{self.runs} runs, **{self.failures} failures**.\n\n"
+            f"random parameter sets per chapter (sample seed {m['sample_seed']})"
+            + _one_at_a_time_phrase(m.get("one_at_a_time"), m["seed_base"] + 20_000)
+            + f"; {self.runs} runs, **{self.failures} failures**.\n\n"
         )
         by_chapter: dict[str, list[dict]] = {}
         for r in self.rows:
