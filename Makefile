@@ -47,16 +47,16 @@ paper: $(STAMP)
 	BOOK_PROFILE=paper $(VENV)/bin/jupyter-book build . --keep-going
 
 # Each chapter's paper profile alone, timed with its peak memory (resumable, 1 hour cap per
-# chapter); `python -m twolayer.bench --only figure2` times Figure 2's training at its scale.
+# chapter); `python -m twolayer.tools.bench --only figure2` times Figure 2's training at its scale.
 paper-times: $(STAMP)
-	$(PY) -m twolayer.bench --only notebooks --profile paper --no-build --timeout 3600 \
+	$(PY) -m twolayer.tools.bench --only notebooks --profile paper --no-build --timeout 3600 \
 		--progress runs/paper_profile.json --json runs/paper_profile_bench.json --keep runs/paper
 
 # What paper-times kept (runs/paper), recorded for the pages: book/generated/paper/<chapter>.json
 # (checks, metrics, time, machine, date) and the run's figures; each chapter shows it beside its
 # own run ("At the paper's scale"). Commit book/generated/paper after it.
 paper-collect: $(STAMP)
-	$(PY) -m twolayer.common.paperscale runs/paper --progress runs/paper_profile.json
+	$(PY) -m twolayer.page.paperscale runs/paper --progress runs/paper_profile.json
 
 # Every test (see tests/conftest.py): ruff (lint and format check), the unit tests, every
 # chapter once in a strict smoke build of the whole book (its HTML and each chapter's results
@@ -82,10 +82,10 @@ nbval-update: $(STAMP)
 	$(PY) tests/nbval_update.py
 
 # Refresh the reference results (tests/reference/smoke): every chapter's smoke metrics at its
-# defaults and their spread over 5 other seeds (twolayer/reference.py); commit them saying why.
+# defaults and their spread over 5 other seeds (twolayer/tools/reference.py); commit them saying why.
 update-reference: $(STAMP)
 	rm -rf runs/reference
-	$(PY) -m twolayer.reference update
+	$(PY) -m twolayer.tools.reference update
 
 # The newest versions the ranges of requirements.txt allow, in their own environment: the unit
 # tests, the strict smoke build, and every smoke metric that moved against the locked build's
@@ -98,19 +98,19 @@ test-latest:
 	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
 	$(LATEST)/bin/python -m pip install --quiet --upgrade $(PIP_EXTRA) -r requirements.txt
 	@echo "== packages that differ from the lock"
-	-$(LATEST)/bin/python -m twolayer.common.lockfile
+	-$(LATEST)/bin/python -m twolayer.core.lockfile
 	@echo "== unit tests"
-	BOOK_PROFILE=smoke $(LATEST)/bin/python -m pytest tests/common tests/paper_a tests/paper_b \
+	BOOK_PROFILE=smoke $(LATEST)/bin/python -m pytest tests/core tests/page tests/paper_a tests/paper_b \
 		tests/entry_points -m "unit and not slow" -n 2 -q
 	@echo "== strict smoke build"
 	BOOK_PROFILE=smoke OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \
 		$(LATEST)/bin/jupyter-book build . --path-output runs/latest -W -n --keep-going
 	@echo "== smoke metrics that moved against the reference (tests/reference/smoke)"
-	$(LATEST)/bin/python -m twolayer.reference compare runs/latest/_build/results --all
+	$(LATEST)/bin/python -m twolayer.tools.reference compare runs/latest/_build/results --all
 
 # The library's unit tests without the slow ones (seconds); `make test` runs everything.
 unit: $(STAMP)
-	$(PY) -m pytest tests/common tests/paper_a tests/paper_b tests/entry_points -m "unit and not slow" -n 2 -q
+	$(PY) -m pytest tests/core tests/page tests/paper_a tests/paper_b tests/entry_points -m "unit and not slow" -n 2 -q
 
 # Everything, with every chapter rerun for determinism (the `full` marker).
 test-full: $(STAMP) chromium
@@ -129,11 +129,11 @@ mutate: $(STAMP)
 	$(PY) -m pip install --quiet "mutmut==3.8.1"
 	$(PY) tests/mutate.py
 
-# The benchmark (lib/twolayer/bench.py): the trainers against the machine's peak, the batched
+# The benchmark (lib/twolayer/tools/bench.py): the trainers against the machine's peak, the batched
 # trainer against a naive loop, Figure 1's sweep, Paper B's gradient and every notebook; prints
 # its figures and writes bench.json (the "Execution times" page shows the committed table).
 bench: $(STAMP)
-	$(PY) -m twolayer.bench --json runs/bench/bench.json
+	$(PY) -m twolayer.tools.bench --json runs/bench/bench.json
 
 # What each target does (the comments above each recipe in this file).
 help:
@@ -163,9 +163,9 @@ sync: $(STAMP)
 # table becomes the book's "Robustness" page (book/generated/robustness.md).
 ROBUSTNESS_OUT ?= runs/robustness
 robustness: $(STAMP)
-	$(PY) -m twolayer.robustness --profile smoke --seeds 20 --random 4 --warm \
+	$(PY) -m twolayer.tools.robustness --profile smoke --seeds 20 --random 4 --warm \
 		--out $(ROBUSTNESS_OUT)/smoke --markdown $(ROBUSTNESS_OUT)/smoke.md
-	$(PY) -m twolayer.robustness --profile book --seeds 3 --random 1 \
+	$(PY) -m twolayer.tools.robustness --profile book --seeds 3 --random 1 \
 		--out $(ROBUSTNESS_OUT)/book --markdown $(ROBUSTNESS_OUT)/book.md
 	{ printf '## Smoke profile\n\n'; cat $(ROBUSTNESS_OUT)/smoke.md; \
 	  printf '\n## Book profile\n\n'; cat $(ROBUSTNESS_OUT)/book.md; } > book/generated/robustness.md

@@ -8,7 +8,7 @@
   logged to ``$TWOLAYER_NETWORK_DIR/<worker>.log``. A test during which its worker's log grew
   fails (in the phase, setup, call or teardown, in which it grew); and the session fails (on
   the xdist controller too) if any log is not empty at the end.
-* **Markers**, applied from the folder: ``unit`` (tests/common, tests/paper_a, tests/paper_b,
+* **Markers**, applied from the folder: ``unit`` (tests/core, tests/page, tests/paper_a, tests/paper_b,
   the in-process entry-point tests), ``notebook`` (tests/notebooks), ``book`` (the book build
   and every test that reads it), ``sweep`` (tests on a Dask cluster), ``slow`` (the book, the
   sweeps, and, marked at the test, the tests that start a kernel and the unit tests measured
@@ -43,7 +43,7 @@ from network_plugin import (  # noqa: E402, F401  (pytest hooks, registered by i
 
 # a unit test measured above this many seconds is marked slow at the test, with its time
 SLOW_SECONDS = 2.0
-UNIT_DIRS = ("common", "paper_a", "paper_b", "entry_points")
+UNIT_DIRS = ("core", "page", "paper_a", "paper_b", "entry_points")
 # fixtures that mean "this test runs notebooks on the shared Dask cluster"
 SWEEP_FIXTURES = {"dask_client", "tiny_notebook", "robustness_report"}
 

@@ -150,7 +150,7 @@ kernelspec:
 
 ```{code-cell} ipython3
 import os, signal, time
-from twolayer.common.contract import Bool, Contract, Float, Int, OptionalPath
+from twolayer.page.contract import Bool, Contract, Float, Int, OptionalPath
 contract = Contract({"x": Int(0, 100), "fail": Bool(), "sleep": Float(0, 60),
                      "kill_marker": OptionalPath(), "started": OptionalPath()},
                     {"smoke": {}, "book": {}, "paper": {}}, globals())

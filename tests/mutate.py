@@ -86,11 +86,12 @@ MODULES = {
             "early_stages",
         )
     },
-    **{m: f"twolayer.common.{m}" for m in ("contract", "checks", "claims", "seeds")},
-    "sweep": "twolayer.sweep",
+    **{m: f"twolayer.page.{m}" for m in ("contract", "checks", "claims")},
+    "seeds": "twolayer.core.seeds",
+    "sweep": "twolayer.tools.sweep",
 }
 # modules of which only some functions are mutated: the sweep's resume logic
-FUNCTIONS = {"twolayer.sweep": ("is_done", "gather", "_flatten")}
+FUNCTIONS = {"twolayer.tools.sweep": ("is_done", "gather", "_flatten")}
 
 # functions whose every non-equivalent mutant must be killed: the formulas the pages compute
 # and the theorem checks rely on (not the thin wrappers around them). mutmut makes no mutant of
@@ -392,7 +393,7 @@ MUST_KILL = {
         "population_zero_threshold",
     ),
     # what decides a check, a parameter's validity and a statement's status
-    "twolayer.common.checks": (
+    "twolayer.page.checks": (
         "Claim.evaluate",
         "make_hypothesis",
         "applies_of",
@@ -400,7 +401,7 @@ MUST_KILL = {
         "margin",
         "factor",
     ),
-    "twolayer.common.contract": (
+    "twolayer.page.contract": (
         "Int.validate",
         "Float.validate",
         "Choice.validate",
@@ -409,9 +410,9 @@ MUST_KILL = {
         "Optional.validate",
         "Constraint.check",
     ),
-    "twolayer.common.claims": ("statuses", "_cannot_carry"),
-    "twolayer.common.seeds": ("_key", "derive", "rng"),
-    "twolayer.sweep": FUNCTIONS["twolayer.sweep"],
+    "twolayer.page.claims": ("statuses", "_cannot_carry"),
+    "twolayer.core.seeds": ("_key", "derive", "rng"),
+    "twolayer.tools.sweep": FUNCTIONS["twolayer.tools.sweep"],
 }
 
 # Mutants checked by hand to be equivalent (no valid input changes a result), keyed by their

@@ -18,7 +18,7 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 
-from twolayer.reference import environment
+from twolayer.tools.reference import environment
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECK_TAG = "nbval-check-output"

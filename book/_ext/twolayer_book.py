@@ -3,7 +3,7 @@
 Results for the claims index
     Every chapter executed in a build writes its results to ``_build/results/<chapter>.json``
     (the environment variable ``TWOLAYER_RESULTS_DIR``, read by
-    :meth:`twolayer.common.contract.Contract.finish`; kernels inherit it). The pages that
+    :meth:`twolayer.page.contract.Contract.finish`; kernels inherit it). The pages that
     summarise them (the claims index, the errata) are read, hence executed, after every
     chapter, and are re-read in every build.
 
@@ -257,7 +257,7 @@ def _doctree_read(app, doctree):
 def lock_sentence() -> str:
     """One paragraph (MyST) on the environment this build ran in: the lock's SHA-256 and
     whether the installed packages are exactly the locked ones."""
-    from twolayer.common.lockfile import summary
+    from twolayer.core.lockfile import summary
 
     lock = summary()
     if lock["sha256"] is None:

@@ -8,7 +8,7 @@ import importlib
 import importlib.util
 from types import ModuleType
 
-from .common.contract import ChapterSpec
+from .page.contract import ChapterSpec
 
 
 def module(chapter: str) -> ModuleType | None:
@@ -23,6 +23,6 @@ def module(chapter: str) -> ModuleType | None:
 
 
 def spec(chapter: str) -> ChapterSpec | None:
-    """The chapter's :class:`~twolayer.common.contract.ChapterSpec`, or ``None``."""
+    """The chapter's :class:`~twolayer.page.contract.ChapterSpec`, or ``None``."""
     mod = module(chapter)
     return None if mod is None else mod.SPEC

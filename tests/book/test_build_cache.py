@@ -38,12 +38,12 @@ def test_paper_b_chapter_depends_on_paper_b_and_common_only(ext):
         mod,
         lib,
         "from twolayer.paper_b import population as pop\n"
-        "from twolayer.common.contract import Contract\n",
+        "from twolayer.page.contract import Contract\n",
     )
     assert "twolayer/paper_b/population.py" in names
     assert "twolayer/paper_b/teacher.py" in names  # population imports Teacher
     assert "twolayer/paper_b/kernels.py" in names  # ... and the kernels, through teacher too
-    assert "twolayer/common/checks.py" in names  # contract imports checks
+    assert "twolayer/page/checks.py" in names  # contract imports checks
     assert not any(n.startswith("twolayer/paper_a") for n in names)
 
 

@@ -37,7 +37,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 BUGS = Path(__file__).with_name("bugs.yml")
-UNIT = ["tests/common", "tests/paper_a", "tests/paper_b", "tests/entry_points"]
+UNIT = ["tests/core", "tests/page", "tests/paper_a", "tests/paper_b", "tests/entry_points"]
 LAYERS = ("formula", "runner", "chapter", "contract", "claims", "sweep")
 
 
@@ -125,7 +125,7 @@ def _unit(copy: Path, jobs: int, bug_file: str | None = None) -> tuple[bool, str
 
 def _smoke(copy: Path, page: str, out: Path) -> tuple[bool, str]:
     """Run ``page`` at the smoke profile in ``copy``: ``(caught, why)``."""
-    cmd = [sys.executable, "-m", "twolayer.cli", "run", page, "--profile", "smoke"]
+    cmd = [sys.executable, "-m", "twolayer.tools.cli", "run", page, "--profile", "smoke"]
     cmd += ["--root", str(copy), "--out", str(out)]
     r = subprocess.run(cmd, cwd=copy, env=_env(copy), capture_output=True, text=True)
     tail = (r.stderr or r.stdout).strip().splitlines()

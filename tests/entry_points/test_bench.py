@@ -1,4 +1,4 @@
-"""``python -m twolayer.bench`` at tiny sizes: the functions run, return the documented keys,
+"""``python -m twolayer.tools.bench`` at tiny sizes: the functions run, return the documented keys,
 and every value is finite. Speed is never asserted here (targets belong to the benchmark's
 output, not to timed tests)."""
 
@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from twolayer import bench
+from twolayer.tools import bench
 
 CPU = torch.device("cpu")
 

@@ -1,4 +1,4 @@
-"""``twolayer`` (lib/twolayer/cli.py): ``twolayer run`` on a valid smoke run, a failing check
+"""``twolayer`` (lib/twolayer/tools/cli.py): ``twolayer run`` on a valid smoke run, a failing check
 and bad input (nothing written), ``twolayer list``, the delegated entry points, and the
 command every page shows under its parameter table."""
 
@@ -13,8 +13,8 @@ import nbformat
 import pytest
 
 from helpers import ROOT, write_tiny
-from twolayer import cli
-from twolayer.common.contract import run_command, yaml_value
+from twolayer.page.contract import run_command, yaml_value
+from twolayer.tools import cli
 
 STAGE1 = ROOT / "notebooks" / "paper_b" / "stage1.ipynb"
 
@@ -112,7 +112,7 @@ def test_entry_points_are_reached(command, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main([command, "--help"])
     assert exc.value.code == 0
-    assert f"twolayer.{command}" in capsys.readouterr().out
+    assert f"twolayer.tools.{command}" in capsys.readouterr().out
 
 
 def test_console_script_is_installed():

@@ -108,7 +108,7 @@ def test_stale_equivalent_keys_are_named(monkeypatch):
         {
             live.key: "matches",
             (MOD, "certify", "u > 0", "u > 1"): "matches nothing",
-            ("twolayer.sweep", "gather", "a", "b"): "another module: not checked here",
+            ("twolayer.tools.sweep", "gather", "a", "b"): "another module: not checked here",
         },
     )
     assert M.stale_keys({live.name: live}, [MOD]) == [(MOD, "certify", "u > 0", "u > 1")]
@@ -251,8 +251,8 @@ def test_no_summary_from_a_subset_or_an_unfinished_run(monkeypatch, tmp_path, fa
 
 def test_patterns_select_the_sweeps_resume_logic_only():
     assert M.patterns([MOD]) == [f"{MOD}.*"]
-    assert M.patterns(["twolayer.sweep"]) == [
-        f"twolayer.sweep.x_{f}__mutmut_*" for f in ("is_done", "gather", "_flatten")
+    assert M.patterns(["twolayer.tools.sweep"]) == [
+        f"twolayer.tools.sweep.x_{f}__mutmut_*" for f in ("is_done", "gather", "_flatten")
     ]
 
 

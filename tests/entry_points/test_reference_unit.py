@@ -1,4 +1,4 @@
-"""twolayer.reference: the kinds and tolerances of the reference results, and the comparison
+"""twolayer.tools.reference: the kinds and tolerances of the reference results, and the comparison
 that the reference test relies on (a metric changed by hand beyond its tolerance is caught,
 one within it is not, and the message names the chapter, the metric, both values and the
 tolerance)."""
@@ -12,7 +12,7 @@ import statistics
 import pytest
 
 from helpers import CHAPTERS
-from twolayer import reference as ref
+from twolayer.tools import reference as ref
 
 
 def test_flatten_paths():

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from helpers import square
-from twolayer import sweep
+from twolayer.tools import sweep
 
 
 def _known(table, xs):

@@ -1,9 +1,9 @@
-"""``twolayer.robustness``'s tally and report, on hand-made results: per check the runs it
+"""``twolayer.tools.robustness``'s tally and report, on hand-made results: per check the runs it
 applied in, the smallest margin over them, and the theorem checks that cannot bind."""
 
 from __future__ import annotations
 
-from twolayer import robustness
+from twolayer.tools import robustness
 
 
 def _run(passed, margin, factor, kind="theorem"):

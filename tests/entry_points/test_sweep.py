@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from helpers import square
-from twolayer import sweep
+from twolayer.tools import sweep
 
 
 def _known(table, xs, seed=0):
@@ -105,7 +105,7 @@ def test_killed_sweep_resumes_to_the_known_table(tiny_notebook, tmp_path):
     args = [
         sys.executable,
         "-m",
-        "twolayer.sweep",
+        "twolayer.tools.sweep",
         str(tiny_notebook),
         "--grid",
         grid,

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twolayer import sweep
+from twolayer.tools import sweep
 
 
 def _results(params, metrics=None, checks=None):

@@ -12,7 +12,7 @@ A check that counts as evidence must be able to fail. Each chapter with a module
 
 where the lambda builds the input (an untrained network, a multiplier off by a factor, a
 planted misaligned neuron, data outside the hypothesis with the gate forced, ...) and returns
-the chapter's :class:`~twolayer.common.checks.Claim` for it. ``tests/notebooks/
+the chapter's :class:`~twolayer.page.checks.Claim` for it. ``tests/notebooks/
 test_failing_cases.py`` asserts that each case's claim is decided and false, and that every
 theorem and observation check a chapter records in the smoke build has a case here.
 """
@@ -24,7 +24,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from twolayer.common.checks import Claim
+from twolayer.page.checks import Claim
 
 
 @dataclass(frozen=True)

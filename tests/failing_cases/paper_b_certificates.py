@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 
 from failing_cases import Case
-from twolayer.common import seeds
+from twolayer.core import seeds
 from twolayer.paper_b import certificate as cert
 from twolayer.paper_b import landscape as land
 from twolayer.paper_b import population as pop

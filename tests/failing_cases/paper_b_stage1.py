@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from failing_cases import Case
-from twolayer.common import seeds
-from twolayer.common.checks import make_hypothesis
+from twolayer.core import seeds
+from twolayer.page.checks import make_hypothesis
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import early_stages as es
 from twolayer.paper_b import fits

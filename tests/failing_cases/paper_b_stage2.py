@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from failing_cases import Case
-from twolayer.common.checks import make_hypothesis
+from twolayer.page.checks import make_hypothesis
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import early_stages as es
 from twolayer.paper_b import population as pop

@@ -1,14 +1,14 @@
 """The Figure 1 page with a sweep (done-when of the sweep issue): a sweep of the chapter over
 two parameters fills a run store; the page then reads the sweep's table (every run passed) and
 computes nothing the sweep computed, and gives the same numbers as the page computing
-everything in memory. (The store itself: tests/common/test_store.py.)"""
+everything in memory. (The store itself: tests/core/test_store.py.)"""
 
 from __future__ import annotations
 
 import pytest
 
 from helpers import ROOT, run_chapter
-from twolayer import sweep
+from twolayer.tools import sweep
 
 NB = ROOT / "notebooks" / "paper_a" / "figure1.ipynb"
 RUN_ONLY = ("configs_computed", "sweep_runs")  # how the page got its numbers, not the numbers

@@ -129,7 +129,7 @@ def test_parameters_cell_and_colab_install(md):
 
 
 def _spec(md):
-    """The chapter's :class:`~twolayer.common.contract.ChapterSpec` (its module's ``SPEC``)."""
+    """The chapter's :class:`~twolayer.page.contract.ChapterSpec` (its module's ``SPEC``)."""
     from twolayer import chapters
 
     return chapters.spec(chapter_name(md))
@@ -165,7 +165,7 @@ def test_defaults_valid_in_every_profile(md, profile):
 
 
 def test_profile_from_the_environment(monkeypatch):
-    from twolayer.common.contract import ParameterError
+    from twolayer.page.contract import ParameterError
 
     md = NOTEBOOKS[0]
     monkeypatch.setenv("BOOK_PROFILE", "paper")
@@ -177,7 +177,7 @@ def test_profile_from_the_environment(monkeypatch):
 
 def _bad_values(spec):
     """(wrong-type value, out-of-range value) for a parameter type; None when it has none."""
-    from twolayer.common import contract as nbk
+    from twolayer.page import contract as nbk
 
     if isinstance(spec, nbk.Optional):
         return _bad_values(spec.inner)
@@ -219,7 +219,7 @@ def _cases():
 
 @pytest.mark.parametrize("md, name, value", list(_cases()))
 def test_every_parameter_is_validated(md, name, value):
-    from twolayer.common.contract import ParameterError
+    from twolayer.page.contract import ParameterError
 
     _validate(md)  # the defaults are valid
     with pytest.raises(ParameterError) as err:
@@ -246,7 +246,7 @@ CONSTRAINTS = [
     "chapter, values, name", CONSTRAINTS, ids=[f"{c}-{n}" for c, _, n in CONSTRAINTS]
 )
 def test_cross_parameter_constraints(chapter, values, name):
-    from twolayer.common.contract import ParameterError
+    from twolayer.page.contract import ParameterError
 
     md = NOTEBOOKS[CHAPTERS.index(chapter)]
     with pytest.raises(ParameterError) as err:
@@ -264,7 +264,7 @@ def test_real_images_default_checksum_is_the_official_one():
 @pytest.mark.parametrize("md", NOTEBOOKS, ids=IDS)
 def test_harness_draws_valid_parameter_sets(md):
     """What `make robustness` and the light harness run: valid sets, deterministic."""
-    from twolayer import robustness
+    from twolayer.tools import robustness
 
     nb = md.with_suffix(".ipynb")
     sets = robustness.random_parameter_sets(nb, 3, "smoke", sample_seed=0)

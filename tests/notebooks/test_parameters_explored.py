@@ -1,7 +1,7 @@
 """Every parameter of every chapter is either explored by the robustness harness (an
 ``explore`` range: the valid values a reader might choose) or fixed with a one-line reason
 (``fixed=``), and every explore range lies inside the parameter's own type, so that the
-harness's one-at-a-time changes (:func:`twolayer.robustness.one_at_a_time_sets`) are valid
+harness's one-at-a-time changes (:func:`twolayer.tools.robustness.one_at_a_time_sets`) are valid
 values."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from helpers import CHAPTERS, NOTEBOOKS, chapter_name
 from twolayer import chapters
-from twolayer.common.contract import COMMON, ParameterError
+from twolayer.page.contract import COMMON, ParameterError
 
 # chapters whose parameters have not all been given a range or a reason yet
 PENDING: dict[str, str] = {}

@@ -1,5 +1,5 @@
 """Every chapter's smoke metrics from the suite's strict build against the committed reference
-(``tests/reference/smoke``, written by ``make update-reference``; ``twolayer/reference.py``
+(``tests/reference/smoke``, written by ``make update-reference``; ``twolayer/tools/reference.py``
 says how each metric's kind and tolerance follow from what it is). A mismatch names the
 chapter, the metric, both values, the kind and the tolerance."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from helpers import CHAPTERS
-from twolayer import reference as ref
+from twolayer.tools import reference as ref
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -1,7 +1,7 @@
 """The light robustness harness of the test command: every chapter in the smoke profile at 5
 seeds that no page uses, at 2 random parameter sets drawn from its own parameter ranges, and
 with one of its parameters changed alone to both ends of its range (one-at-a-time), through
-``twolayer.robustness.run`` on the shared Dask cluster. Any failed check, or any run that
+``twolayer.tools.robustness.run`` on the shared Dask cluster. Any failed check, or any run that
 errors, fails. (``make robustness``: 20 seeds, every parameter, the smoke and book profiles.)
 
 The sample seed that draws the random sets and chooses the one-at-a-time parameter is taken
@@ -48,7 +48,7 @@ SAMPLE_SEED = _sample_seed()
 
 @pytest.fixture(scope="module")
 def robustness_report(tmp_path_factory, dask_client):
-    from twolayer import robustness
+    from twolayer.tools import robustness
 
     out = tmp_path_factory.mktemp("robustness")
     report = robustness.run(
@@ -68,7 +68,7 @@ def robustness_report(tmp_path_factory, dask_client):
 def _one_at_a_time() -> dict[str, tuple[list[dict], list[dict]]]:
     """Per chapter, the one-at-a-time sets the harness runs at this sample seed, and the
     changes a constraint refused."""
-    from twolayer import robustness
+    from twolayer.tools import robustness
 
     return {
         chapter_name(nb): robustness.one_at_a_time_sets(
@@ -105,7 +105,7 @@ def test_every_chapter_ran_every_set(robustness_report):
 def test_seeds_give_other_numbers(robustness_report):
     """The seed is used: no two of the unused seeds give the same metrics (each run's own
     random streams derive from its seed)."""
-    from twolayer.robustness import SEED_BASE
+    from twolayer.tools.robustness import SEED_BASE
 
     out, _ = robustness_report
     for chapter in CHAPTERS:

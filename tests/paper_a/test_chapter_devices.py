@@ -2,7 +2,7 @@
 discipline, and their contracts reject a bad device or dtype by name.
 
 * One step (or one batch) of each chapter's computation runs on PyTorch's ``meta`` device
-  inside :class:`~twolayer.common.device.DeviceGuard`: no host read, no device mix. Where a
+  inside :class:`~twolayer.core.device.DeviceGuard`: no host read, no device mix. Where a
   function reads its results back to the host by design (the flow's checkpoints, the
   trainer's records, xor's final measurement, ``lowrank.init_condition``), only its device
   part is tested, as said in each test.
@@ -20,8 +20,8 @@ import pytest
 import torch
 
 from twolayer import chapters
-from twolayer.common.contract import ParameterError
-from twolayer.common.device import DeviceGuard
+from twolayer.core.device import DeviceGuard
+from twolayer.page.contract import ParameterError
 from twolayer.paper_a import flow, lowrank, metrics, onestep, rankdecay, trainer
 from twolayer.paper_a.losses import get_loss
 from twolayer.paper_a.models import LeakyNetwork

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
-from twolayer.common.contract import ParameterError
+from twolayer.page.contract import ParameterError
 from twolayer.paper_a import flow, kkt
 from twolayer.paper_a.chapters import gradient_flow as gf
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from twolayer.common import seeds
-from twolayer.common.contract import ParameterError
+from twolayer.core import seeds
+from twolayer.page.contract import ParameterError
 from twolayer.paper_a import flow, kkt
 from twolayer.paper_a.chapters import kkt_not_max_margin as ch
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from twolayer.common import seeds
-from twolayer.common.contract import ParameterError
+from twolayer.core import seeds
+from twolayer.page.contract import ParameterError
 from twolayer.paper_a import sgd
 from twolayer.paper_a.chapters import real_images as ch
 from twolayer.paper_a.trainer import log_spaced_steps

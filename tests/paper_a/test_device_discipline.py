@@ -2,7 +2,7 @@
 
 * A training step runs on PyTorch's ``meta`` device, where every host synchronisation raises
   (``.item()``, ``bool(tensor)``, ``.cpu()``, ``.numpy()``: a meta tensor has no data). A guard
-  (:class:`twolayer.common.device.DeviceGuard`, a ``TorchDispatchMode``) also fails on every
+  (:class:`twolayer.core.device.DeviceGuard`, a ``TorchDispatchMode``) also fails on every
   operator that mixes devices, copies between devices or reads a scalar, which ``meta`` alone
   does not catch (a matrix product of a meta and a CPU tensor does not raise).
 * On the CPU the trainer gives the same bits as the trainer before the change (kept below as
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from twolayer.common.device import DeviceGuard, default_device, where
+from twolayer.core.device import DeviceGuard, default_device, where
 from twolayer.paper_a import data, metrics, trainer
 from twolayer.paper_a.losses import get_loss
 from twolayer.paper_a.models import LeakyNetwork

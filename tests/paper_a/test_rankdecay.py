@@ -1,6 +1,6 @@
 """Tests of the Figure 1 helpers of twolayer.paper_a.rankdecay: configurations, relative curves,
 trends over seeds with confidence intervals, and "initialization scale against training
-longer". (The runs and the run store are tested in tests/common/test_store.py.)"""
+longer". (The runs and the run store are tested in tests/core/test_store.py.)"""
 
 from __future__ import annotations
 

@@ -327,7 +327,7 @@ def test_check_every_validated():
 def test_sgd_step_runs_on_meta_without_host_reads(loss):
     """One SGD step as ``train`` runs it (gather the minibatch, loss and gradient, divergence
     test, update), on PyTorch's meta device under the guard: no host read, no device mix."""
-    from twolayer.common.device import DeviceGuard
+    from twolayer.core.device import DeviceGuard
     from twolayer.paper_a.trainer import DivergenceMonitor
 
     meta = torch.device("meta")

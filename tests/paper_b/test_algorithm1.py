@@ -143,12 +143,12 @@ def test_m_star_range_and_make():
 
 
 def test_assumption_hypotheses_record_worst_case():
-    from twolayer.common.contract import Contract
+    from twolayer.page.contract import Contract
 
     c = Contract(spec={}, profiles={"smoke": {}, "book": {}, "paper": {}}, namespace={})
-    hs = tmod.assumption_hypotheses(
-        c, [tmod.random_teacher(10, 2, 3, 0), tmod.degenerate(10, 2, 3, 0)]
-    )
+    from twolayer.paper_b.chapters import assumption_hypotheses
+
+    hs = assumption_hypotheses(c, [tmod.random_teacher(10, 2, 3, 0), tmod.degenerate(10, 2, 3, 0)])
     assert [h.name for h in hs] == ["assumption_1", "assumption_2", "assumption_3"]
     assert hs[0].holds and hs[1].holds and not hs[2].holds
     assert "rank H < r for 1 of 2 teachers" in hs[2].reason
@@ -174,7 +174,7 @@ def test_stage2_zero_threshold_is_exact():
 def test_stage3_halves_the_weight_decay_every_epoch_and_doubles_the_steps():
     """Lemma 5's schedule as the page states it: epoch k runs at lambda_0 / 2^k for
     steps * 2^k steps (read from the trajectory's records, not from the code's expression)."""
-    from twolayer.common import seeds
+    from twolayer.core import seeds
     from twolayer.paper_b import teacher as tm
 
     t = tm.random_teacher(6, 2, 3, seeds.derive(0, "t"))

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from twolayer.common.contract import ParameterError
+from twolayer.page.contract import ParameterError
 from twolayer.paper_b import population as pop
 from twolayer.paper_b.chapters import frozen
 
@@ -55,7 +55,7 @@ def test_setup_as_the_page_states_it(run):
     assert np.linalg.matrix_rank(R.teacher.W) == P.r
     # the frozen loss is the minimum over the output layer on Stage 1's features: no other
     # output layer on the same features does better (checked on 200 random ones)
-    from twolayer.common import seeds
+    from twolayer.core import seeds
     from twolayer.paper_b import algorithm1 as alg
     from twolayer.paper_b import random_features as rf
 

@@ -14,7 +14,7 @@ from scipy.optimize import brentq
 from scipy.special import comb
 
 from helpers import ROOT
-from twolayer.common.contract import ParameterError
+from twolayer.page.contract import ParameterError
 from twolayer.paper_b import hermite
 from twolayer.paper_b.chapters import hermite as ch
 

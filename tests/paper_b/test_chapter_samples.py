@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from twolayer.common import seeds
-from twolayer.common.contract import ParameterError
+from twolayer.core import seeds
+from twolayer.page.contract import ParameterError
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import fits
 from twolayer.paper_b import population as pop

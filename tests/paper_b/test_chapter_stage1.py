@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from twolayer.common import seeds
-from twolayer.common.checks import make_hypothesis
-from twolayer.common.contract import ParameterError
+from twolayer.core import seeds
+from twolayer.page.checks import make_hypothesis
+from twolayer.page.contract import ParameterError
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import fits
 from twolayer.paper_b.chapters import stage1

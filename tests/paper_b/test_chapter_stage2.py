@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from twolayer import chapters
-from twolayer.common.contract import ParameterError
+from twolayer.page.contract import ParameterError
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import early_stages as es
 from twolayer.paper_b import population as pop
@@ -106,7 +106,7 @@ def test_stage1_is_one_step_on_the_population_loss():
     # W^(1) = W^(0) - grad_W L_1(theta^(0)) with eta_0 = lambda_0 = 1 (Lemma 3): the
     # gradient by central differences of the closed-form loss plus the weight decay
     P, R = tiny()
-    from twolayer.common import seeds
+    from twolayer.core import seeds
 
     net0 = alg.symmetric_init(P.d, P.m, seeds.derive(P.seed, "init"))
     assert np.allclose(net0(np.random.default_rng(0).standard_normal((50, P.d))), 0)

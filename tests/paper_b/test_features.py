@@ -180,7 +180,7 @@ def test_min_measure_refines_until_it_resolves_what_is_asked():
     refine; the result meets what was asked or stops at ``max_levels``; every level keeps the
     previous support, so the value never rises; and asking for an accuracy already met changes
     nothing."""
-    from twolayer.common import seeds
+    from twolayer.core import seeds
     from twolayer.paper_b import teacher as tmod
 
     t = tmod.random_teacher(50, 2, 3, seeds.derive(0, "teacher"))

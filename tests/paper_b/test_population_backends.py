@@ -41,7 +41,7 @@ def ref_loss(net, teacher):
 
 def ref_grad(net, teacher, lam=0.0):
     """The gradient as the benchmark keeps it: the NumPy code before the rewrite."""
-    from twolayer.bench import _paperb_grad_before
+    from twolayer.tools.bench import _paperb_grad_before
 
     return pop.Net(*_paperb_grad_before(net, teacher, lam))
 
@@ -216,7 +216,7 @@ def test_autograd_through_arccos_fails_where_the_hand_gradient_does_not():
 def test_torch_path_runs_on_meta_without_host_reads(nets, teachers):
     """The batched torch path is device-clean: it runs on PyTorch's meta device (no data, so
     any host read raises)."""
-    from twolayer.common.device import DeviceGuard
+    from twolayer.core.device import DeviceGuard
 
     meta = torch.empty(0, dtype=F64, device="meta")
     b = pop.NetBatch.from_nets(nets, meta)
@@ -373,7 +373,7 @@ def test_stage1_batched_matches_algorithm1():
 
 def test_stage3_loop_runs_on_meta_without_host_reads(stage2_nets):
     """Stage 3's loop (gradient, records, updates, snapshots) never reads the device."""
-    from twolayer.common.device import DeviceGuard
+    from twolayer.core.device import DeviceGuard
 
     nets, ts = stage2_nets
     meta = torch.empty(0, dtype=F64, device="meta")

@@ -104,7 +104,7 @@ def test_per_sample_trace_is_the_covariance_trace_not_the_second_moment():
     generator, ``default_rng([seed, 29])``), with the mean taken over the samples instead of the
     population gradient; at a network whose mean gradient is large (all rows on one direction),
     so that dropping ``||E g||^2`` moves the trace by far more than the tolerance."""
-    from twolayer.common import seeds
+    from twolayer.core import seeds
 
     t = tmod.random_teacher(3, 2, 3, seeds.derive(0, "t"))
     net = pop.Net(np.full(4, 1.0), np.tile([3.0, 0.0, 0.0], (4, 1)))

@@ -1,5 +1,5 @@
 """Paper A -- Frei, Vardi, Bartlett, Srebro, Hu (ICLR 2023), *Implicit Bias in Leaky ReLU
-Networks Trained on High-Dimensional Data*. PyTorch; imports only :mod:`twolayer.common`.
+Networks Trained on High-Dimensional Data*. PyTorch; imports only :mod:`twolayer.core`.
 
 Setting (Section 2)
     ``data``         nearly-orthogonal Gaussian data, the Gaussian mixture, noisy 2-XOR
@@ -21,7 +21,7 @@ Gradient descent (Sections 4-5)
     ``images``       CIFAR-10 (binary archive, checksummed) and the offline digits stand-in
 """
 
-from ..common._lazy import lazy_submodules
+from ..core._lazy import lazy_submodules
 
 __all__ = [
     "activations",

@@ -437,10 +437,10 @@ def phase_diagram(
     one draw: ``n, d, draw, ratio`` (``n / n_max``), ``holds``, ``separated``, every item of
     ``PHASE_ITEMS`` (true when its deviation is at most ``tol``; item 2 also needs the
     multipliers in their interval, item 7 ``||z||/||z*||`` within the bound plus ``z_slack``),
-    ``all items`` and ``steps``. Seeds derive from ``seed`` (:mod:`twolayer.common.seeds`)."""
+    ``all items`` and ``steps``. Seeds derive from ``seed`` (:mod:`twolayer.core.seeds`)."""
     import pandas as pd
 
-    from ..common import seeds
+    from ..core import seeds
     from . import assumptions, data, kkt
 
     rows = []
@@ -605,7 +605,7 @@ def leak_sweep(
     distance curves ``{(gamma, m1, m2): (s, distance)}``."""
     import pandas as pd
 
-    from ..common import seeds
+    from ..core import seeds
     from . import assumptions, data, kkt
     from .models import LeakyNetwork
 

@@ -293,7 +293,7 @@ def write_cifar10_like(
     ``train`` holds five ``(pixels uint8 (n, 3072), labels (n,))`` batches, ``test`` one."""
     if len(train) != len(CIFAR10_TRAIN_FILES):
         raise ValueError(f"train must hold {len(CIFAR10_TRAIN_FILES)} batches")
-    from ..common.io import atomic_write_bytes
+    from ..core.io import atomic_write_bytes
 
     buf = _io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.GNU_FORMAT) as tar:

@@ -15,7 +15,7 @@ logistic loss, through :func:`twolayer.paper_a.trainer.gradient_descent`:
 * :func:`size_sweep` -- new data and the (A2) bound of each size while one of ``m, d, n`` grows:
   the stable rank at initialization, after one step, and along a short trajectory.
 
-Seeds come from :func:`twolayer.common.seeds.derive`, one stream per purpose.
+Seeds come from :func:`twolayer.core.seeds.derive`, one stream per purpose.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..common.device import resolve_dtype
-from ..common.seeds import derive
+from ..core.device import resolve_dtype
+from ..core.seeds import derive
 from . import lowrank, metrics
 from .losses import get_loss
 from .models import LeakyNetwork

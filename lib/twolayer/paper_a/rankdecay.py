@@ -13,7 +13,7 @@ set, which the trainer needs). Each configuration's result depends on that confi
 its data and initial direction are drawn from its own seed, never from a shared stream, so a
 configuration computed alone or in another batch gives the same numbers up to floating-point
 rounding (BLAS may sum in another order for another batch shape; the same batch gives the same
-bits), and a :class:`~twolayer.common.store.RunStore` returns exactly the numbers it was given.
+bits), and a :class:`~twolayer.core.store.RunStore` returns exactly the numbers it was given.
 :func:`compute` loads what a store already holds and runs only the rest.
 
 The chapter ``notebooks/paper_a/figure1`` builds its configurations with :func:`figure1_configs`
@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..common.device import resolve_dtype
-from ..common.seeds import derive
-from ..common.store import RunStore
-from ..common.store import config_key as store_key  # noqa: F401 (re-export for the pages)
+from ..core.device import resolve_dtype
+from ..core.seeds import derive
+from ..core.store import RunStore
+from ..core.store import config_key as store_key  # noqa: F401 (re-export for the pages)
 from . import data as data_mod
 from .metrics import stable_rank
 from .models import LeakyNetwork

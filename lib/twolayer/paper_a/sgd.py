@@ -41,7 +41,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ..common.device import default_device, resolve_dtype
+from ..core.device import default_device, resolve_dtype
 from .metrics import stable_rank
 from .trainer import DivergenceError, DivergenceMonitor, log_spaced_steps
 

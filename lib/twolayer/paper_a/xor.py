@@ -17,7 +17,7 @@ has a linear decision boundary (item 6), hence test error 1/2 too, from any init
   :func:`chance_slack` how far a network's test error may be from 1/2 when its boundary is
   linear on all but a fraction of the test points.
 
-Seeds derive from the page's seed through :mod:`twolayer.common.seeds`.
+Seeds derive from the page's seed through :mod:`twolayer.core.seeds`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..common import seeds
-from ..common.device import resolve_dtype
+from ..core import seeds
+from ..core.device import resolve_dtype
 from . import assumptions, data, flow, kkt
 
 

@@ -1,7 +1,7 @@
 """Paper B -- Zhou & Ge (NeurIPS 2024), *How does Gradient Descent Learn Features -- A Local
 Analysis for Regularized Two-Layer Neural Networks*. NumPy/SciPy/cvxpy, no torch (torch
 arrays are accepted by ``population``'s batched functions and ``gd_backend``, never imported by
-them); imports only :mod:`twolayer.common`.
+them); imports only :mod:`twolayer.core`.
 
 ``kernels``
     the arc-cosine kernel and ReLU without Hermite orders 0 and 1 (Appendix B)
@@ -33,7 +33,7 @@ them); imports only :mod:`twolayer.common`.
     log-log slopes and their bootstrap spread over a page's repetitions
 """
 
-from ..common._lazy import lazy_submodules
+from ..core._lazy import lazy_submodules
 
 __all__ = [
     "algorithm1",

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ..common import seeds
+from ..core import seeds
 from . import algorithm1 as alg
 from . import features as feat
 from . import fits, hermite

@@ -43,7 +43,7 @@ def array_like(backend: str = "numpy", device: str | None = None):
     if backend == "torch":
         import torch
 
-        from ..common.device import default_device
+        from ..core.device import default_device
 
         # None or "auto": CUDA when present; "cuda" without CUDA: a clear ValueError
         return torch.empty(0, dtype=torch.float64, device=default_device(device))

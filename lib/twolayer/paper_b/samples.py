@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ..common import seeds
+from ..core import seeds
 from . import features as feat
 from . import fits
 from . import population as pop

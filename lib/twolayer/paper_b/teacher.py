@@ -8,8 +8,8 @@ Assumption 3: ``H = sum a*_i w*_i w*_i^T`` has rank ``r``; ``kappa = |lambda_r(H
 
 :func:`prototype` and :func:`random_teacher` meet the three assumptions; :func:`degenerate`
 breaks Assumption 3 on purpose (``rank H = r - 1``), so that a page can show what the
-assumption is for. :func:`assumption_hypotheses` records the three assumptions of a page's
-teachers as hypotheses of its :class:`~twolayer.common.contract.Contract`. Used in
+assumption is for; :func:`assumption_values` measures them (the chapters state them as
+hypotheses: :func:`twolayer.paper_b.chapters.assumptions`). Used in
 {ref}`chapter-paperb-hermite`, {ref}`chapter-paperb-stage1` and every later Paper B chapter.
 """
 
@@ -205,7 +205,7 @@ MAX_M_STAR = {2: 4, 3: 6}
 
 def m_star_range(kind: str, r: int) -> tuple[int, int]:
     """The teacher widths ``make(kind, d, r, m_star, seed)`` supports, for a page's
-    :class:`~twolayer.common.contract.Constraint`: ``rank H = r`` needs ``m_star >= r``, the
+    :class:`~twolayer.page.contract.Constraint`: ``rank H = r`` needs ``m_star >= r``, the
     degenerate teacher ``m_star >= r (r + 1) / 2``; the prototype has ``m_star = 3``."""
     if kind == "prototype":
         return (3, 3) if r == 2 else (1, 0)  # r = 2 only: an empty range otherwise
@@ -248,70 +248,3 @@ def assumption_values(teachers) -> dict:
         "deficient": sum(r < KAPPA_RELATIVE_FLOOR for r in rel),
         "count": len(cs),
     }
-
-
-def assumptions(teachers) -> list:
-    """Paper B's Assumptions 1-3 for ``teachers`` (one or a list; the worst case counts) as
-    :class:`~twolayer.common.checks.Hypothesis` objects ``assumption_1``, ``assumption_2``,
-    ``assumption_3``, each with a ``detail`` saying what its value is, computed without a page
-    (a chapter module passes them as ``applies=`` to every theorem check that needs them)."""
-    from ..common.checks import make_hypothesis
-
-    v = assumption_values(teachers)
-    h1, h2, h3 = v["r_over_d"] < 1.0, v["Delta"] > 0.0, v["kappa_rel"] > KAPPA_RELATIVE_FLOOR
-    many = isinstance(teachers, (list, tuple)) and len(teachers) > 1
-    if many:
-        details = (
-            "largest r / d over the teachers",
-            "smallest Delta over the teachers (radians)",
-            "smallest kappa / |lambda_1(H)| over the teachers",
-        )
-    else:
-        details = (
-            "r / d",
-            "Delta, the smallest angle between two teacher neurons (radians)",
-            "kappa / |lambda_1(H)|, smallest over largest |eigenvalue| of H in S_*",
-        )
-    return [
-        make_hypothesis(
-            "assumption_1",
-            title="Assumption 1",
-            statement="b-asm-1",
-            value=v["r_over_d"],
-            bound=1.0,
-            op="<",
-            reason="" if h1 else f"r / d = {v['r_over_d']:.3g}: S_* is all of R^d",
-            detail=details[0],
-        ),
-        make_hypothesis(
-            "assumption_2",
-            title="Assumption 2",
-            statement="b-asm-2",
-            value=v["Delta"],
-            bound=0.0,
-            op=">",
-            reason="" if h2 else "two teacher neurons are parallel (Delta = 0)",
-            detail=details[1],
-        ),
-        make_hypothesis(
-            "assumption_3",
-            title="Assumption 3",
-            statement="b-asm-3",
-            value=v["kappa_rel"],
-            bound=KAPPA_RELATIVE_FLOOR,
-            op=">",
-            reason=""
-            if h3
-            else f"rank H < r for {v['deficient']} of {v['count']} teachers "
-            f"(kappa / |lambda_1(H)| down to {v['kappa_rel']:.1e}, "
-            "rounding)",
-            detail=details[2],
-        ),
-    ]
-
-
-def assumption_hypotheses(contract, teachers) -> list:
-    """Record :func:`assumptions` for ``teachers`` as hypotheses of ``contract`` (a
-    :class:`~twolayer.common.contract.Contract`, which glues each one's sentence) and return
-    them."""
-    return [contract.record_hypothesis(h) for h in assumptions(teachers)]

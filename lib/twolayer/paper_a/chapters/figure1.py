@@ -3,7 +3,7 @@
 
 The page declares its parameters here (:data:`SPEC`), computes every run with :func:`compute`
 (through :mod:`twolayer.paper_a.rankdecay` and, when the page is given a folder, a
-:class:`~twolayer.common.store.RunStore` filled by the sweep runner), and records the
+:class:`~twolayer.core.store.RunStore` filled by the sweep runner), and records the
 hypotheses (``hyp_*``) and the checks (one function per check, named like the check) that this
 module computes from a :class:`Result`. Every check function takes ``(P, R)`` and works on a
 hand-made ``R`` too (``tests/failing_cases/paper_a_figure1.py``).
@@ -24,9 +24,10 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import norm as gaussian
 
-from ...common import seeds
-from ...common.checks import Claim, Hypothesis, make_hypothesis
-from ...common.contract import (
+from ...core import seeds
+from ...core.store import RunStore
+from ...page.checks import Claim, Hypothesis, make_hypothesis
+from ...page.contract import (
     ChapterSpec,
     Choice,
     Constraint,
@@ -36,7 +37,6 @@ from ...common.contract import (
     ListOf,
     OptionalDir,
 )
-from ...common.store import RunStore
 from .. import rankdecay
 
 #: the smallest magnitude of the left panel's slope the page means to resolve: the check of
@@ -331,7 +331,7 @@ def compute(P, *, device=None, progress=None, sweep_table=None) -> Result:
     """Run (or read from the store) every configuration of :func:`configs`.
 
     With ``sweep_dir``, ``sweep_table`` is the sweep's table (the page reads it with
-    :func:`twolayer.sweep.read_table`, a clear error if there is none: the sweep runner sits
+    :func:`twolayer.tools.sweep.read_table`, a clear error if there is none: the sweep runner sits
     above the chapters) and the store ``<sweep_dir>/store`` is used unless ``store_dir`` is
     given; with a store, only the configurations it does not hold are computed (and saved);
     without one, everything is computed in memory (:func:`twolayer.paper_a.rankdecay.compute`).
@@ -349,7 +349,9 @@ def compute(P, *, device=None, progress=None, sweep_table=None) -> Result:
     store_dir = P.store_dir
     if P.sweep_dir is not None:
         if sweep_table is None:
-            raise ValueError("with sweep_dir, pass the sweep's table (twolayer.sweep.read_table)")
+            raise ValueError(
+                "with sweep_dir, pass the sweep's table (twolayer.tools.sweep.read_table)"
+            )
         if store_dir is None:
             store_dir = str(Path(P.sweep_dir) / "store")
     store = RunStore(store_dir) if store_dir is not None else None

@@ -8,7 +8,7 @@ returning named fields: :func:`target` (the data and the convex optimum ``W*``),
 (the flow from many initializations), :func:`discretisation` (a four times smaller step),
 :func:`sweep` (several leaks, ``m1 = m2`` and ``m1 != m2``) and :func:`phase` (Gaussian data
 below and above the assumption); :func:`compute` runs all five. Every check is a function
-returning a :class:`~twolayer.common.checks.Claim`, so that a test can call it on an input
+returning a :class:`~twolayer.page.checks.Claim`, so that a test can call it on an input
 where the statement is false (``tests/failing_cases/paper_a_gradient_flow.py``); the
 sentences of the page that compare measured numbers are decided here (:func:`reading_figure`,
 :func:`reading_discretisation`, :func:`phase_texts`).
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...common import seeds
-from ...common.checks import Claim, Hypothesis, make_hypothesis
-from ...common.contract import (
+from ...core import seeds
+from ...page.checks import Claim, Hypothesis, make_hypothesis
+from ...page.contract import (
     ChapterSpec,
     Choice,
     Constraint,

@@ -12,7 +12,7 @@ returning named fields, gathered in a :class:`Result` (:func:`compute` runs both
    initializations, run until its ``1/s`` rate reaches the page's tolerances (:class:`Flow`).
 
 Hypotheses and checks are functions ``(P, R)`` returning a
-:class:`~twolayer.common.checks.Hypothesis` or :class:`~twolayer.common.checks.Claim`, so
+:class:`~twolayer.page.checks.Hypothesis` or :class:`~twolayer.page.checks.Claim`, so
 that a test can call them on an input where the statement is false
 (``tests/failing_cases/paper_a_kkt_not_max_margin.py``). The configuration of the example
 is our reconstruction (:func:`twolayer.paper_a.kkt.three_point_example`).
@@ -28,9 +28,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ...common import seeds
-from ...common.checks import Claim, Hypothesis, make_hypothesis
-from ...common.contract import (
+from ...core import seeds
+from ...core.device import default_device, resolve_dtype
+from ...page.checks import Claim, Hypothesis, make_hypothesis
+from ...page.contract import (
     ChapterSpec,
     Choice,
     Constraint,
@@ -39,7 +40,6 @@ from ...common.contract import (
     Int,
     ListOf,
 )
-from ...common.device import default_device, resolve_dtype
 from .. import assumptions, flow, kkt, models
 
 __all__ = [

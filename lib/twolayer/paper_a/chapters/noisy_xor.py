@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...common import seeds as seeds_
-from ...common.checks import Claim, Hypothesis, make_hypothesis
-from ...common.contract import ChapterSpec, Choice, Device, Float, Int, ListOf
+from ...core import seeds as seeds_
+from ...page.checks import Claim, Hypothesis, make_hypothesis
+from ...page.contract import ChapterSpec, Choice, Device, Float, Int, ListOf
 from .. import models, xor
 
 SPEC = ChapterSpec(

@@ -16,7 +16,7 @@ returning named fields, gathered in a :class:`Result` (:func:`compute` runs them
    (:class:`SizeSweep`).
 
 Hypotheses and checks are functions ``(P, R)`` returning a
-:class:`~twolayer.common.checks.Hypothesis` or :class:`~twolayer.common.checks.Claim`, so that a
+:class:`~twolayer.page.checks.Hypothesis` or :class:`~twolayer.page.checks.Claim`, so that a
 test can call them on an input where the statement is false
 (``tests/failing_cases/paper_a_one_step_low_rank.py``). The experiments themselves live in
 :mod:`twolayer.paper_a.onestep` and the bounds in :mod:`twolayer.paper_a.lowrank`.
@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...common import seeds
-from ...common.checks import Claim, Hypothesis, make_hypothesis
-from ...common.contract import (
+from ...core import seeds
+from ...core.device import default_device, resolve_dtype
+from ...page.checks import Claim, Hypothesis, make_hypothesis
+from ...page.contract import (
     ChapterSpec,
     Choice,
     Constraint,
@@ -41,7 +42,6 @@ from ...common.contract import (
     ListOf,
     Optional,
 )
-from ...common.device import default_device, resolve_dtype
 from .. import data, lowrank, onestep
 
 __all__ = [

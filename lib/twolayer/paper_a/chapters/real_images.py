@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...common import seeds
-from ...common.checks import Claim, Hypothesis, make_hypothesis
-from ...common.contract import (
+from ...core import seeds
+from ...core.device import default_device, resolve_dtype
+from ...page.checks import Claim, Hypothesis, make_hypothesis
+from ...page.contract import (
     Bool,
     ChapterSpec,
     Choice,
@@ -40,7 +41,6 @@ from ...common.contract import (
     Optional,
     OptionalDir,
 )
-from ...common.device import default_device, resolve_dtype
 from .. import images, sgd
 from ..trainer import log_spaced_steps
 

@@ -15,7 +15,7 @@ returning named fields, gathered in a :class:`Result` (:func:`compute` runs them
    fit of ``d_50 ~ n^2 (log n)^b`` (:class:`Lemma33`).
 
 Hypotheses and checks are functions ``(P, R)`` returning a
-:class:`~twolayer.common.checks.Claim`, so that a test can call them on an input where the
+:class:`~twolayer.page.checks.Claim`, so that a test can call them on an input where the
 statement is false (``tests/failing_cases/paper_a_setting.py``). The sweeps themselves live in
 :mod:`twolayer.paper_a.assumptions`.
 """
@@ -30,8 +30,9 @@ import pandas as pd
 import torch
 from scipy.stats import norm as gaussian
 
-from ...common.checks import Claim
-from ...common.contract import (
+from ...core.device import default_device, resolve_dtype
+from ...page.checks import Claim
+from ...page.contract import (
     ChapterSpec,
     Choice,
     Constraint,
@@ -41,7 +42,6 @@ from ...common.contract import (
     ListOf,
     Optional,
 )
-from ...common.device import default_device, resolve_dtype
 from .. import activations, assumptions, data, models
 
 __all__ = [

@@ -8,7 +8,7 @@ The page calls the step functions in the order it narrates them, each returning 
 :func:`certificate`, :func:`orders`, :func:`monte_carlo`, :func:`stage3`, :func:`lemma9`,
 :func:`test_function`, :func:`split_pair`, :func:`lemma7` (:func:`compute` runs them all).
 Every check the page records is a function of this module named like the check, returning a
-:class:`~twolayer.common.checks.Claim`; the failing cases
+:class:`~twolayer.page.checks.Claim`; the failing cases
 (``tests/failing_cases/paper_b_certificates.py``) call the same functions on inputs where the
 statement is false.
 """
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twolayer.common import seeds
-from twolayer.common.checks import Claim, Hypothesis, make_hypothesis
-from twolayer.common.contract import ChapterSpec, Constraint, Float, Int, ListOf
+from twolayer.core import seeds
+from twolayer.page.checks import Claim, Hypothesis, make_hypothesis
+from twolayer.page.contract import ChapterSpec, Constraint, Float, Int, ListOf
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import certificate as cert
 from twolayer.paper_b import features as feat

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...common import seeds
-from ...common.checks import Claim, Hypothesis, make_hypothesis
-from ...common.contract import (
+from ...core import seeds
+from ...page.checks import Claim, Hypothesis, make_hypothesis
+from ...page.contract import (
     ChapterSpec,
     Choice,
     Constraint,
@@ -32,6 +32,7 @@ from .. import population as pop
 from .. import random_features as rf
 from .. import teacher as tmod
 from ..early_stages import default_m_star
+from . import assumptions as paper_assumptions
 
 __all__ = ["SPEC", "Result", "compute", "hypotheses", "claims", "m_star"]
 
@@ -259,7 +260,7 @@ def stage3_long_enough(P, R: Result) -> Hypothesis:
 def hypotheses(P, R: Result) -> list[Hypothesis]:
     """Assumptions 1-3 of the teacher, then :func:`theorem2_width` and
     :func:`stage3_long_enough`, in the page's order."""
-    return tmod.assumptions(R.teacher) + [theorem2_width(P, R), stage3_long_enough(P, R)]
+    return paper_assumptions(R.teacher) + [theorem2_width(P, R), stage3_long_enough(P, R)]
 
 
 # --- checks -------------------------------------------------------------------------------------

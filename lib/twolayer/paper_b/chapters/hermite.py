@@ -7,7 +7,7 @@ printed and corrected) and the technical Lemmas I.1 and I.2 (I.2 false as printe
 The page calls the step functions in the order it narrates them, each returning named fields:
 :func:`coefficients`, :func:`decay`, :func:`kernel`, :func:`second_order`, :func:`claim_b1`,
 :func:`appendix_i` (:func:`compute` runs them all). Every check the page records is a function
-of this module named like the check, returning a :class:`~twolayer.common.checks.Claim`; the
+of this module named like the check, returning a :class:`~twolayer.page.checks.Claim`; the
 failing cases (``tests/failing_cases/paper_b_hermite.py``) call the same functions on inputs
 where the statement is false.
 """
@@ -19,12 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twolayer.common import seeds
-from twolayer.common.checks import Claim, Hypothesis
-from twolayer.common.contract import ChapterSpec, Choice, Constraint, Float, Int, ListOf
+from twolayer.core import seeds
+from twolayer.page.checks import Claim, Hypothesis
+from twolayer.page.contract import ChapterSpec, Choice, Constraint, Float, Int, ListOf
 from twolayer.paper_b import fits, hermite, kernels
 from twolayer.paper_b import population as pop
 from twolayer.paper_b import teacher as tmod
+from twolayer.paper_b.chapters import assumptions as paper_assumptions
 
 # --- parameters -----------------------------------------------------------------------------
 
@@ -646,7 +647,7 @@ def second_order(P) -> SecondOrder:
 
 def assumption_hypotheses(R: SecondOrder) -> list[Hypothesis]:
     """Paper B's Assumptions 1-3 for the page's teacher (``assumption_1`` ... ``_3``)."""
-    return tmod.assumptions(R.teacher)
+    return paper_assumptions(R.teacher)
 
 
 def teacher_description(P, R: SecondOrder) -> str:

@@ -15,13 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twolayer.common import seeds
-from twolayer.common.checks import Claim, Hypothesis, make_hypothesis
-from twolayer.common.contract import ChapterSpec, Constraint, Float, Int, ListOf
+from twolayer.core import seeds
+from twolayer.page.checks import Claim, Hypothesis, make_hypothesis
+from twolayer.page.contract import ChapterSpec, Constraint, Float, Int, ListOf
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import fits
 from twolayer.paper_b import samples as smp
 from twolayer.paper_b import teacher as tmod
+from twolayer.paper_b.chapters import assumptions as paper_assumptions
 
 #: The drift of the constant of Appendix J's law at finite ``d``: ``error sqrt(n) / d`` tends
 #: to a constant ``C`` as ``d`` grows, ``C(d) = C (1 + kappa / d + ...)``, which moves the
@@ -297,7 +298,7 @@ def assumptions(P, R) -> list[Hypothesis]:
     Returns:
         ``[assumption_1, assumption_2, assumption_3]``.
     """
-    return tmod.assumptions(R.teachers)
+    return paper_assumptions(R.teachers)
 
 
 def worst_reference_angle(R) -> float:

@@ -11,7 +11,7 @@ Lemma C.1 of Paper B). The chapter page ``notebooks/paper_b/stage1.md``
   ``book-obs-stage1-net``).
 
 Every check of the page is a function named like the check, returning a
-:class:`~twolayer.common.checks.Claim`; :func:`net_reading` and :func:`net_takeaway` write the
+:class:`~twolayer.page.checks.Claim`; :func:`net_reading` and :func:`net_takeaway` write the
 page's sentences from the measured numbers and the checks' outcomes.
 """
 
@@ -23,12 +23,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...common import seeds
-from ...common.checks import Claim, Hypothesis
-from ...common.contract import ChapterSpec, Choice, Constraint, Int, ListOf, Optional
+from ...core import seeds
+from ...page.checks import Claim, Hypothesis
+from ...page.contract import ChapterSpec, Choice, Constraint, Int, ListOf, Optional
 from .. import early_stages as es
 from .. import fits
 from .. import teacher as tmod
+from . import assumptions as paper_assumptions
 
 # --- parameters ----------------------------------------------------------------------------
 
@@ -213,7 +214,7 @@ def assumptions(T: Teachers) -> list[Hypothesis]:
     Returns:
         ``[assumption_1, assumption_2, assumption_3]``, the hypotheses of the checks.
     """
-    return tmod.assumptions(T.every())
+    return paper_assumptions(T.every())
 
 
 # --- the step against d ----------------------------------------------------------------------

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from twolayer.common import seeds
-from twolayer.common.checks import Claim, Hypothesis, make_hypothesis
-from twolayer.common.contract import (
+from twolayer.core import seeds
+from twolayer.page.checks import Claim, Hypothesis, make_hypothesis
+from twolayer.page.contract import (
     ChapterSpec,
     Choice,
     Constraint,
@@ -35,6 +35,7 @@ from twolayer.paper_b import features as feat
 from twolayer.paper_b import fits
 from twolayer.paper_b import population as pop
 from twolayer.paper_b import teacher as tmod
+from twolayer.paper_b.chapters import assumptions as paper_assumptions
 
 #: Stage 3's weight decay ``lambda_0`` (``lam0`` of ``notebooks/paper_b/stage3.md``, the same
 #: in every profile there; a test compares the two). The page states it where it says at which
@@ -343,8 +344,8 @@ def compute(P) -> Result:
 
 def assumption_list(teachers) -> list[Hypothesis]:
     """Paper B's Assumptions 1-3 for ``teachers`` (the worst case counts), as hypotheses
-    built without a page (:func:`twolayer.paper_b.teacher.assumptions`)."""
-    return tmod.assumptions(teachers)
+    built without a page (:func:`twolayer.paper_b.chapters.assumptions`)."""
+    return paper_assumptions(teachers)
 
 
 def assumptions(P, R) -> list[Hypothesis]:

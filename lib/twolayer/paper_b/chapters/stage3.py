@@ -27,9 +27,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...common import seeds
-from ...common.checks import Claim, Hypothesis, make_hypothesis
-from ...common.contract import ChapterSpec, Choice, Constraint, Float, Int
+from ...core import seeds
+from ...page.checks import Claim, Hypothesis, make_hypothesis
+from ...page.contract import ChapterSpec, Choice, Constraint, Float, Int
 from .. import algorithm1 as alg
 from .. import certificate as cert
 from .. import features as feat
@@ -522,7 +522,7 @@ def certificate_exists(P, R: Result) -> Hypothesis:
         R: the run (:func:`compute`).
 
     Returns:
-        a :class:`~twolayer.common.checks.Hypothesis`.
+        a :class:`~twolayer.page.checks.Hypothesis`.
     """
     return make_hypothesis(
         "certificate_exists",
@@ -544,7 +544,7 @@ def lemma5_precondition(P, R: Result) -> Hypothesis:
         R: the run (:func:`compute`).
 
     Returns:
-        a :class:`~twolayer.common.checks.Hypothesis`.
+        a :class:`~twolayer.page.checks.Hypothesis`.
     """
     return make_hypothesis(
         "lemma5_precondition",
@@ -566,7 +566,7 @@ def three_epochs_after_burn_in(P, R: Result) -> Hypothesis:
         R: the run (:func:`compute`).
 
     Returns:
-        a :class:`~twolayer.common.checks.Hypothesis`.
+        a :class:`~twolayer.page.checks.Hypothesis`.
     """
     return make_hypothesis(
         "three_epochs_after_burn_in",
@@ -588,7 +588,7 @@ def epochs_reach_lambda2(P, R: Result) -> Hypothesis:
         R: the run (:func:`compute`).
 
     Returns:
-        a :class:`~twolayer.common.checks.Hypothesis`.
+        a :class:`~twolayer.page.checks.Hypothesis`.
     """
     return make_hypothesis(
         "epochs_reach_lambda2",
@@ -621,7 +621,7 @@ def lemma6_window_hypothesis(P, R: Result) -> Hypothesis:
         R: the run (:func:`compute`).
 
     Returns:
-        a :class:`~twolayer.common.checks.Hypothesis`.
+        a :class:`~twolayer.page.checks.Hypothesis`.
     """
     n_ep = len(np.unique(R.tr["epoch"][lemma6_window(R)]))
     return make_hypothesis(
@@ -645,7 +645,7 @@ def lemma10_mass_bounded(P, R: Result) -> Hypothesis:
         R: the run (:func:`compute`).
 
     Returns:
-        a :class:`~twolayer.common.checks.Hypothesis`.
+        a :class:`~twolayer.page.checks.Hypothesis`.
     """
     a_l1 = float(np.abs(R.teacher.a).sum())
     return make_hypothesis(
@@ -669,7 +669,7 @@ def lemma10_loss_small(P, R: Result) -> Hypothesis:
         R: the run (:func:`compute`).
 
     Returns:
-        a :class:`~twolayer.common.checks.Hypothesis`.
+        a :class:`~twolayer.page.checks.Hypothesis`.
     """
     small = proof_radius_finite(R)
     return make_hypothesis(
@@ -708,7 +708,7 @@ def optimum_average_neuron_rate(P, R: Result) -> Hypothesis:
         R: the run (:func:`compute`).
 
     Returns:
-        a :class:`~twolayer.common.checks.Hypothesis`.
+        a :class:`~twolayer.page.checks.Hypothesis`.
     """
     err = optimum_average_neuron_error(R)
     value, what = rate_lower(R, err) if np.all(err > 0) else (math.inf, "error 0")
@@ -783,7 +783,7 @@ def epochs_keep_pace(P, R: Result) -> Hypothesis:
         R: the run (:func:`compute`).
 
     Returns:
-        a :class:`~twolayer.common.checks.Hypothesis`.
+        a :class:`~twolayer.page.checks.Hypothesis`.
     """
     return make_hypothesis(
         "epochs_keep_pace",
@@ -814,7 +814,7 @@ def optimum_resolves_lambda2(P, R: Result) -> Claim:
         R: the run (:func:`compute`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     res = R.table["optimum resolution"].to_numpy()
@@ -837,7 +837,7 @@ def optimum_not_beaten_by_network(P, R: Result) -> Claim:
         R: the run (:func:`compute`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     res = R.table["optimum resolution"].to_numpy()
@@ -862,7 +862,7 @@ def lemma_f4_loss_bound(P, R: Result, applies=None) -> Claim:
         applies: the gate; default :func:`certificate_exists`.
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     return Claim(
@@ -893,7 +893,7 @@ def lemma5_loss_over_lambda2_bounded(P, R: Result, applies=None) -> Claim:
         applies: the gate; default the local regime and three epochs after the burn-in.
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     return Claim(
@@ -922,7 +922,7 @@ def thm2_time_to_loss(P, R: Result, applies=None) -> Claim:
             epoch's loss by a multiple of ``lambda_k^2`` and would imply most of the outcome.
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     s, se = time_to_loss_fit(R, P.eta)
@@ -952,7 +952,7 @@ def lemma_e3_stays_balanced(P, R: Result) -> Claim:
         R: the run (:func:`compute`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     excess = max(float(np.max(n.a**2 - np.sum(n.W**2, 1))) for n in R.traj.nets)
@@ -976,7 +976,7 @@ def descent_within_epochs(P, R: Result) -> Claim:
         R: the run (:func:`compute`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     tr = R.tr
@@ -1000,7 +1000,7 @@ def loss_decreases_every_epoch(P, R: Result, applies=None) -> Claim:
         applies: the gate; default the local regime (:func:`_local`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     return Claim(
@@ -1027,7 +1027,7 @@ def thm2_aligned_or_vanished(P, R: Result, applies=None) -> Claim:
         applies: the gate; default the trend gate (:func:`_trend`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     value, what = rate_lower(R, "max mass delta^2")
@@ -1059,7 +1059,7 @@ def every_teacher_covered(P, R: Result, applies=None) -> Claim:
         applies: the gate; default the local regime (:func:`_local`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     return Claim(
@@ -1086,7 +1086,7 @@ def lemma6_gradient_exponent(P, R: Result, applies=None) -> Claim:
         applies: the gate; default Assumptions 1-3 and :func:`lemma6_window_hypothesis`.
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     p, p_se = lemma6_fit(R)
@@ -1111,7 +1111,7 @@ def lemma6_holds_with_constant_one(P, R: Result, applies=None) -> Claim:
         applies: the gate; default: some recorded step lies in the window.
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     window = lemma6_window(R)
@@ -1139,7 +1139,7 @@ def lemma_f5_far_mass_bound(P, R: Result, applies=None) -> Claim:
         applies: the gate; default :func:`certificate_exists`.
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     return Claim(
@@ -1162,7 +1162,7 @@ def lemma8_far_mass_rate(P, R: Result, applies=None) -> Claim:
         applies: the gate; default the trend gate (:func:`_trend`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     value, what = rate_lower(R, "far mass")
@@ -1201,7 +1201,7 @@ def lemma10_mass_within_proof_radius(P, R: Result, applies=None) -> Claim:
         applies: the gate; default :func:`lemma10_mass_bounded` and :func:`lemma10_loss_small`.
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     small = proof_radius_finite(R)
@@ -1225,7 +1225,7 @@ def lemma8_close_neuron_within_proof_radius(P, R: Result, applies=None) -> Claim
         applies: the gate; default :func:`lemma10_mass_bounded` and :func:`lemma10_loss_small`.
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     small = proof_radius_finite(R)
@@ -1269,7 +1269,7 @@ def eq8_decomposition_with_a_star(P, R: Result) -> Claim:
         R: the run (:func:`compute`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     res, r1, r2, r3 = R.residual
@@ -1300,7 +1300,7 @@ def eq8_printed_form_off(P, R: Result, applies=None) -> Claim:
         applies: the gate; default: some ``a*_i != 1`` (:func:`not_all_one`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     return Claim(
@@ -1326,7 +1326,7 @@ def lemma8_average_neuron_rate(P, R: Result, applies=None) -> Claim:
             :func:`optimum_average_neuron_rate`.
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     value, what = rate_lower(R, "avg neuron error")
@@ -1350,7 +1350,7 @@ def lemma8_printed_average_neuron_stalls(P, R: Result, applies=None) -> Claim:
         applies: the gate; default: some ``a*_i != 1`` (:func:`not_all_one`).
 
     Returns:
-        the check, a :class:`~twolayer.common.checks.Claim` (``value op bound``; not applicable
+        the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
     return Claim(

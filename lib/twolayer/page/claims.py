@@ -3,7 +3,7 @@
 The registry (``book/claims.yml``) lists each statement by the paper's own number; every
 check on a page names the statement it checks (``statement="a-thm-3-2#5"``); the results of
 one build (``$TWOLAYER_RESULTS_DIR/<chapter>.json``, written by
-:meth:`twolayer.common.contract.Contract.finish`) say what passed. :func:`statuses` joins the
+:meth:`twolayer.page.contract.Contract.finish`) say what passed. :func:`statuses` joins the
 three; :func:`index_markdown` and :func:`errata_markdown` render the book's "Claims index"
 and "Errata and reconstructions" pages.
 
@@ -30,7 +30,7 @@ Status of a statement in one build:
 * ``lost``: the available copy of the paper lost it: nothing to check;
 * ``not covered``: no check carries it.
 
-``python -m twolayer.common.claims RESULTS_DIR`` prints the index as JSON (statement, status,
+``python -m twolayer.page.claims RESULTS_DIR`` prints the index as JSON (statement, status,
 carrying checks with kind, value, bound, margin and whether they applied), so that it can be
 audited without a build.
 """
@@ -289,11 +289,11 @@ def index_json(registry: list[Statement]) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m twolayer.common.claims RESULTS_DIR [--registry book/claims.yml]``."""
+    """``python -m twolayer.page.claims RESULTS_DIR [--registry book/claims.yml]``."""
     import argparse
     import sys
 
-    ap = argparse.ArgumentParser(prog="python -m twolayer.common.claims", description=main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m twolayer.page.claims", description=main.__doc__)
     ap.add_argument("results", type=Path, help="a build's results folder (_build/results)")
     ap.add_argument("--registry", type=Path, default=Path("book") / "claims.yml")
     args = ap.parse_args(argv)
@@ -334,7 +334,7 @@ def _link(s: Statement, labels: set[str]) -> str:
 
 def _check_link(e: Evidence) -> str:
     """The check's name, linked to its row in its chapter's check table (anchor
-    ``check-<name>``, set by :func:`twolayer.common.checks.render_rows`)."""
+    ``check-<name>``, set by :func:`twolayer.page.checks.render_rows`)."""
     mark = {True: "", None: " (n/a)", False: " (FAILED)"}[e.passed]
     if e.kind == "missing":
         return f"`{e.check}` ({e.reason})"

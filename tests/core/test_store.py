@@ -1,4 +1,4 @@
-"""Tests of twolayer.common.store (the per-configuration run store) and
+"""Tests of twolayer.core.store (the per-configuration run store) and
 twolayer.paper_a.rankdecay."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import os
 import numpy as np
 import pytest
 
-from twolayer.common.contract import OptionalDir, ParameterError
-from twolayer.common.store import RunStore, canonical_config, config_key
+from twolayer.core.store import RunStore, canonical_config, config_key
+from twolayer.page.contract import OptionalDir, ParameterError
 from twolayer.paper_a import rankdecay
 
 

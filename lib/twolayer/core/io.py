@@ -3,7 +3,7 @@
 A file is written to a temporary file in the same folder, flushed and fsynced, then renamed
 over the target: a reader sees either the old file or the complete new one, never half.
 
-Used by every chapter through :meth:`twolayer.common.contract.Contract.finish` (the results
+Used by every chapter through :meth:`twolayer.page.contract.Contract.finish` (the results
 file) and by the run store, the sweep and the harness.
 """
 

@@ -1,4 +1,4 @@
-"""Tests of twolayer.common.contract: the notebook contract, simulated with a namespace dict."""
+"""Tests of twolayer.page.contract: the notebook contract, simulated with a namespace dict."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from twolayer.common.contract import (
+from twolayer.page.contract import (
     PROFILE_ENV,
     Bool,
     CheckFailed,
@@ -463,7 +463,7 @@ def test_check_table_lists_every_kind_with_links():
 
 
 def test_derive_and_constraints():
-    from twolayer.common.contract import Constraint
+    from twolayer.page.contract import Constraint
 
     spec = {**SPEC, "lo": Optional(Float(0)), "hi": Optional(Float(0))}
     profiles = {k: {**v, "hi": 4.0} for k, v in PROFILES.items()}
@@ -577,7 +577,7 @@ def test_finish_without_results_path_writes_nothing(tmp_path, monkeypatch):
 
 
 def test_finish_writes_to_the_results_dir_in_a_book_build(tmp_path, monkeypatch):
-    from twolayer.common.contract import RESULTS_DIR_ENV
+    from twolayer.page.contract import RESULTS_DIR_ENV
 
     monkeypatch.setenv(RESULTS_DIR_ENV, str(tmp_path))
     ns = {"__name__": "__main__"}
@@ -602,14 +602,14 @@ def test_identical_runs_give_identical_bytes(tmp_path):
 
 @pytest.mark.parametrize("value", ["auto", "cpu", "CPU", " auto "])
 def test_device_accepts(value):
-    from twolayer.common.contract import Device
+    from twolayer.page.contract import Device
 
     assert Device().validate("device", value) == value.strip().lower()
 
 
 @pytest.mark.parametrize("value", ["gpu", "", "cuda:", "cuda:x", "cuda:-1", "meta", 0, None, True])
 def test_device_rejects_malformed(value):
-    from twolayer.common.contract import Device
+    from twolayer.page.contract import Device
 
     with pytest.raises(ParameterError, match="'device' must be"):
         Device().validate("device", value)
@@ -618,7 +618,7 @@ def test_device_rejects_malformed(value):
 def test_device_cuda_without_cuda_names_the_parameter(monkeypatch):
     import torch
 
-    from twolayer.common.contract import Device
+    from twolayer.page.contract import Device
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     for value in ("cuda", "cuda:1"):
@@ -651,7 +651,7 @@ def test_device_cuda_without_cuda_names_the_parameter(monkeypatch):
     ],
 )
 def test_numbers_are_formatted_for_a_reader(value, text):
-    from twolayer.common.checks import _fmt
+    from twolayer.page.checks import _fmt
 
     assert _fmt(value) == text
 
@@ -667,7 +667,7 @@ def test_hypothesis_rows_show_their_detail():
 
 
 def test_detail_keeps_math_and_escapes_the_rest():
-    from twolayer.common.checks import _md_text
+    from twolayer.page.checks import _md_text
 
     # in a table cell, | is escaped; inside math too, so that \| (a norm) survives the table
     assert _md_text("$\\|W_0\\|_2$ over its bound, [every] run") == (
@@ -678,7 +678,7 @@ def test_detail_keeps_math_and_escapes_the_rest():
 
 def test_parameter_table_shows_environment_variables_as_code(monkeypatch):
     shown = []
-    monkeypatch.setattr("twolayer.common.contract.display_bundle", shown.append)
+    monkeypatch.setattr("twolayer.page.contract.display_bundle", shown.append)
     c, _ = make()
     c.validate()
     c.parameter_table()
@@ -801,8 +801,8 @@ def float_specs(draw, explore=False):
     hi = draw(st.none() | (st.floats(-100 if lo is None else lo, 200) | st.just(lo)))
     lo_open = lo is not None and draw(st.booleans())
     hi_open = hi is not None and draw(st.booleans())
-    if lo is not None and lo == hi:
-        lo_open = hi_open = False  # a range of one value
+    if lo is not None and hi is not None and math.nextafter(lo, math.inf) >= hi:
+        lo_open = hi_open = False  # a range of one or two adjacent floats: closed, never empty
     if not explore:
         return Float(lo, hi, lo_open=lo_open, hi_open=hi_open)
     # an explore range inside the declared one: a scale range (log-uniform draws) when positive
@@ -879,6 +879,12 @@ def good_for(spec):
         return st.booleans()
     if isinstance(spec, ListOf):
         most = spec.min_len + 4 if spec.max_len is None else spec.max_len
+        item = spec.item.inner if isinstance(spec.item, Optional) else spec.item
+        if spec.increasing and isinstance(item, Int) and None not in (item.lo, item.hi):
+            # no more distinct values than the range holds (hypothesis needs a feasible size)
+            most = max(spec.min_len, min(most, item.hi - item.lo + 1))
+            if item.hi == item.lo:  # one value: a unique list of it trips hypothesis's sizing
+                return st.lists(st.just(item.lo), min_size=spec.min_len, max_size=min(most, 1))
         items = st.lists(
             good_for(spec.item), min_size=spec.min_len, max_size=most, unique=spec.increasing
         )
@@ -912,10 +918,10 @@ def near_for(spec):
         return st.one_of(st.text(max_size=3), st.integers(-6, 6), st.floats(-6, 6))
     if isinstance(spec, ListOf):
         most = (spec.min_len if spec.max_len is None else spec.max_len) + 2
-        repeated = good_for(spec).filter(lambda v: len(v) >= 2).map(lambda v: [v[1], *v[1:]])
+        repeated = good_for(spec.item).map(lambda x: [x, x])  # never strictly increasing
         # one item too many or too few, every item good
         longer = st.tuples(good_for(spec), good_for(spec.item)).map(lambda p: [*p[0], p[1]])
-        shorter = good_for(spec).filter(bool).map(lambda v: v[:-1])
+        shorter = good_for(spec).filter(lambda v: len(v) > 0).map(lambda v: v[:-1])
         lists = st.lists(values_for(spec.item), max_size=most)
         return st.one_of(lists, repeated, longer, shorter, st.tuples())
     if isinstance(spec, (OptionalDir, OptionalPath)):

@@ -1,7 +1,7 @@
 """Reference results: every chapter's smoke-profile metrics from the locked build, and the
 comparison of a fresh build with them.
 
-``make update-reference`` (``python -m twolayer.reference update``) runs every chapter in the
+``make update-reference`` (``python -m twolayer.tools.reference update``) runs every chapter in the
 smoke profile at its own defaults, as the test suite's strict build runs it (a fresh kernel,
 one BLAS thread), and again at ``--seeds`` seeds no page uses, and writes
 ``tests/reference/smoke/<paper>/<chapter>.json``: each metric (nested lists and dicts
@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .common.io import atomic_write_json, repository_root
-from .common.lockfile import summary as lock_summary
+from ..core.io import atomic_write_json, repository_root
+from ..core.lockfile import summary as lock_summary
 
 ROOT = repository_root()
 REFERENCE_DIR = ROOT / "tests" / "reference" / "smoke"
@@ -347,7 +347,7 @@ def update(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m twolayer.reference", description=__doc__.split("\n\n")[0]
+        prog="python -m twolayer.tools.reference", description=__doc__.split("\n\n")[0]
     )
     sub = ap.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("update", help="run every chapter and write the reference")

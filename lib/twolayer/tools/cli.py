@@ -3,10 +3,10 @@ other entry points.
 
 ``twolayer run CHAPTER [--profile P] [-p NAME=VALUE ...] [--out DIR]``
     executes the chapter (``paper_a/setting``, or the path of a notebook that follows the
-    notebook contract) with papermill, through :func:`twolayer.sweep.execute_run`. Each value
+    notebook contract) with papermill, through :func:`twolayer.tools.sweep.execute_run`. Each value
     given with ``-p`` is read as YAML, so ``-p gamma=0.5 -p 'ns=[4, 8, 16]'`` give a number
     and a list. Before anything runs, the parameters are validated in this process by the
-    chapter's module (its :class:`~twolayer.common.contract.ChapterSpec`, the one the page
+    chapter's module (its :class:`~twolayer.page.contract.ChapterSpec`, the one the page
     builds its contract from): a bad chapter name or a bad parameter stops with the message
     the notebook would give, exit status 2, and nothing is written (a notebook outside the
     book's chapters is validated by its own contract when it runs).
@@ -18,8 +18,8 @@ other entry points.
 ``twolayer list [CHAPTER ...]``
     the chapters, each with its parameters (type, default, meaning).
 ``twolayer sweep|robustness|bench ARGS``
-    the entry points :mod:`twolayer.sweep`, :mod:`twolayer.robustness` and
-    :mod:`twolayer.bench` with their own arguments.
+    the entry points :mod:`twolayer.tools.sweep`, :mod:`twolayer.tools.robustness` and
+    :mod:`twolayer.tools.bench` with their own arguments.
 
 The chapters are the notebooks of a checkout of the book's repository (``notebooks/``): the
 one this package is installed from in editable mode (``pip install -e .``), else the current
@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common.io import repository_root
+from ..core.io import repository_root
 
 ROOT = repository_root()
 DELEGATED = ("sweep", "robustness", "bench")
@@ -130,12 +130,12 @@ def parse_params(items: list[str]) -> dict[str, Any]:
 
 def validate(name: str, profile: str | None, params: dict[str, Any]):
     """The chapter ``name``'s parameters validated in this process by its module's
-    :class:`~twolayer.common.contract.ChapterSpec`: ``(chapter command name, profile)``; the
-    contract's :class:`~twolayer.common.contract.ParameterError` becomes a
+    :class:`~twolayer.page.contract.ChapterSpec`: ``(chapter command name, profile)``; the
+    contract's :class:`~twolayer.page.contract.ParameterError` becomes a
     :class:`UsageError` with its message. A notebook outside the book's chapters (no module)
     is validated by its own contract when it runs: ``(None, profile asked or $BOOK_PROFILE)``."""
-    from .chapters import spec
-    from .common.contract import PROFILES, ParameterError
+    from ..chapters import spec
+    from ..page.contract import PROFILES, ParameterError
 
     try:
         chapter = spec(name)
@@ -177,7 +177,7 @@ def margin(value: Any, bound: Any, op: str | None) -> float | None:
 def check_rows(results: dict) -> list[tuple[str, ...]]:
     """One row per check of a results file: kind, check, statement, measured, bound, margin,
     result."""
-    from .common.checks import _fmt, _fmt_bound, _op_text, statement_title
+    from ..page.checks import _fmt, _fmt_bound, _op_text, statement_title
 
     rows = []
     for name, passed in results.get("checks", {}).items():
@@ -233,7 +233,7 @@ def run(
     stream=None,
 ) -> int:
     """``twolayer run`` (see the module docstring); returns the exit status."""
-    from .common.contract import run_command
+    from ..page.contract import run_command
     from .sweep import ERROR, EXECUTED, RESULTS, execute_run
 
     stream = stream or sys.stdout
@@ -270,12 +270,12 @@ def run(
 
 def list_chapters(names: list[str] | None = None, root=None, stream=None) -> int:
     """``twolayer list``: each chapter with its parameters (type, default, meaning)."""
-    from .common.checks import _fmt
+    from ..page.checks import _fmt
 
     stream = stream or sys.stdout
     known = chapters(book_root(root))
     selected = [resolve_chapter(n, root) for n in names] if names else list(known.items())
-    from . import chapters as modules
+    from .. import chapters as modules
 
     for name, nb in selected:
         contract = modules.spec(name).unbound()
@@ -330,7 +330,7 @@ def _parser() -> argparse.ArgumentParser:
     ls.add_argument("chapters", nargs="*", help="only these chapters")
     ls.add_argument("--root", help="the book's checkout")
     for cmd in DELEGATED:
-        sub.add_parser(cmd, help=f"python -m twolayer.{cmd} (its own arguments follow)")
+        sub.add_parser(cmd, help=f"python -m twolayer.tools.{cmd} (its own arguments follow)")
     return ap
 
 
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in DELEGATED:
         import importlib
 
-        return importlib.import_module(f"twolayer.{argv[0]}").main(argv[1:])
+        return importlib.import_module(f"twolayer.tools.{argv[0]}").main(argv[1:])
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":

@@ -1,4 +1,4 @@
-"""``twolayer.common.paperscale``: a paper-profile run kept by ``bench --keep`` becomes a small
+"""``twolayer.page.paperscale``: a paper-profile run kept by ``bench --keep`` becomes a small
 committed record, shown on its chapter's page beside the page's own run."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import json
 import nbformat
 import pytest
 
-from twolayer.common import paperscale as ps
-from twolayer.common.contract import Contract, Int
+from twolayer.page import paperscale as ps
+from twolayer.page.contract import Contract, Int
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

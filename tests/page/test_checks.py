@@ -1,4 +1,4 @@
-"""``twolayer.common.checks``: a check's outcome, margin and factor, computed without a page,
+"""``twolayer.page.checks``: a check's outcome, margin and factor, computed without a page,
 and the rule that a check applies only where *all* of its hypotheses hold. Every case here is
 one where the answer is no, beside one where it is yes."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twolayer.common.checks import (
+from twolayer.page.checks import (
     Claim,
     Hypothesis,
     applies_of,

@@ -1,4 +1,4 @@
-"""``python -m twolayer.bench``: how close the book's computations run to the machine's limit.
+"""``python -m twolayer.tools.bench``: how close the book's computations run to the machine's limit.
 
 Measures, in one run on one machine and one device (``--device``, default CUDA when present),
 and prints a table (``--json PATH`` also writes it):
@@ -31,7 +31,7 @@ and prints a table (``--json PATH`` also writes it):
 * ``notebook_seconds`` (book profile), ``book_seconds`` and ``peak_rss_mb`` of the largest
   notebook (``--notebooks``; minutes); with ``--profile paper``, ``paper_profile_seconds_<paper>.
   <chapter>`` per chapter (``make paper-times``: the whole paper profile, an hour per chapter at
-  most, resumable; ``--keep`` keeps each run for ``twolayer.common.paperscale``).
+  most, resumable; ``--keep`` keeps each run for ``twolayer.page.paperscale``).
 * the device, dtype, thread count and library versions.
 
 Timings use the median of repeats after a warm-up (the spread is reported where it matters);
@@ -55,11 +55,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from . import __version__
-from .common.device import default_device, resolve_dtype
-from .common.io import atomic_write_json, repository_root
-from .paper_a.models import LeakyNetwork
-from .paper_a.trainer import gradient_descent
+from ..core.device import default_device, resolve_dtype
+from ..core.io import atomic_write_json, repository_root
+from ..paper_a.models import LeakyNetwork
+from ..paper_a.trainer import gradient_descent
+from .. import __version__
 
 ROOT = repository_root()
 
@@ -320,9 +320,9 @@ def bench_figure1(
     the train and test accuracies) computed on the device. Dense FLOPs counted: the two
     products per gradient step, and at each record the SVD (about ``4 m^2 d``) and the forward
     passes on the train and test sets (``2 m d (n + n_test)``), per configuration."""
-    from .paper_a import data as data_mod
-    from .paper_a.metrics import stable_rank
-    from .paper_a.trainer import log_spaced_steps
+    from ..paper_a import data as data_mod
+    from ..paper_a.metrics import stable_rank
+    from ..paper_a.trainer import log_spaced_steps
 
     device = torch.device(device or default_device())
     scales = (1.0, 0.1, 0.02)
@@ -381,7 +381,7 @@ def bench_figure2_paper(device=None, steps: int = 10_000, records: int = 60) -> 
     batch 32, the paper profile's five initialization scales trained together, for ``steps``
     steps; the per-step and per-record (stable rank and accuracies on the full sets) costs
     project the paper profile's 10^6 steps with ``records`` records."""
-    from .paper_a import sgd
+    from ..paper_a import sgd
 
     device = torch.device(device) if device is not None else default_device()
     rng = np.random.default_rng(0)
@@ -424,8 +424,8 @@ def bench_population(
     needs for ``target`` relative error (extrapolated from its measured error at ``n0`` samples
     with the ``N^{-1/2}`` law) divided by the closed form's time. Student: Algorithm 1 after
     Stage 1 (m = 100) on the prototype teacher (d = 20). NumPy on the CPU."""
-    from .paper_b import algorithm1, population
-    from .paper_b import teacher as teachers
+    from ..paper_b import algorithm1, population
+    from ..paper_b import teacher as teachers
 
     T = teachers.prototype(d=d, seed=0)
     net = algorithm1.stage1(algorithm1.symmetric_init(d, m, seed=0), T)
@@ -469,8 +469,8 @@ def _paperb_grad_before(net, teacher, lam: float = 0.0):
     """Paper B's gradient as :func:`twolayer.paper_b.population.grad` computed it before its
     array-API rewrite (NumPy only; ``arccos`` and ``sqrt(1 - t^2)`` evaluated twice per pair
     of neurons): the baseline of ``paperb_grad_seconds``. Returns ``(ga, gW, galpha, gbeta)``."""
-    from .paper_b.kernels import INV_SQRT_2PI, _clip, k1, kappa2
-    from .paper_b.kernels import unit_rows as _unit
+    from ..paper_b.kernels import INV_SQRT_2PI, _clip, k1, kappa2
+    from ..paper_b.kernels import unit_rows as _unit
 
     U, n = _unit(net.W)
     Us, ns = _unit(teacher.W)
@@ -516,10 +516,10 @@ def bench_paperb(
     ``paperb_stage3_paper_seconds``: the per-step time of
     :func:`~twolayer.paper_b.gd_backend.stage3_batched` (one configuration, on the device)
     times the paper profile's ``paper_steps`` (8 epochs of 2000 x 2^k steps)."""
-    from .paper_b import algorithm1 as alg
-    from .paper_b import gd_backend as gb
-    from .paper_b import population as pop
-    from .paper_b import teacher as tmod
+    from ..paper_b import algorithm1 as alg
+    from ..paper_b import gd_backend as gb
+    from ..paper_b import population as pop
+    from ..paper_b import teacher as tmod
 
     device = torch.device(device or default_device())
     teacher = tmod.random_teacher(d, 2, 3, seed=0)
@@ -900,7 +900,7 @@ def table(res: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m twolayer.bench", description=__doc__.split("\n\n")[0]
+        prog="python -m twolayer.tools.bench", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--json", help="also write the results to this JSON file (atomically)")
     ap.add_argument("--only", help=f"comma-separated subset of: {','.join(PARTS)}")

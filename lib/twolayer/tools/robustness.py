@@ -1,18 +1,18 @@
 """The robustness harness: every chapter on seeds the pages never use and on random valid
 parameter sets, with a table per chapter and per check.
 
-``python -m twolayer.robustness`` (``make robustness``) runs, on the sweep runner (papermill
+``python -m twolayer.tools.robustness`` (``make robustness``) runs, on the sweep runner (papermill
 on Dask, a local cluster on 127.0.0.1 or ``--scheduler ADDRESS``):
 
 * for each chapter ``--seeds`` runs at seeds ``seed_base, seed_base + 1, ...`` (the pages use
   seed 0; the default base 1000 is used by no page or test);
 * ``--random`` runs at parameter sets drawn from the chapter's own
-  :class:`~twolayer.common.contract.Contract`: each parameter with an ``explore`` range is
+  :class:`~twolayer.page.contract.Contract`: each parameter with an ``explore`` range is
   drawn with probability 1/2 (at least one per set), and a set that the contract rejects (a
   constraint across parameters) is drawn again. Sets fall inside and outside the theorems'
   hypotheses; outside, the chapter records its theorem checks as not applicable;
 * ``--one-at-a-time`` (``all``, or a number ``k``): each explored parameter changed alone to
-  each end of its ``explore`` range (:meth:`~twolayer.common.contract.Spec.ends`), the others
+  each end of its ``explore`` range (:meth:`~twolayer.page.contract.Spec.ends`), the others
   at the profile's values; with ``k``, only ``k`` parameters per chapter, chosen by
   ``--sample-seed`` (so that runs with other sample seeds cover the others). An end that a
   constraint across parameters rejects at the profile's other values is reported, not run.
@@ -37,7 +37,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .common.io import (
+from ..core.io import (
     atomic_write_bytes,
     atomic_write_csv,
     atomic_write_json,
@@ -85,7 +85,7 @@ def random_parameter_sets(
     ``explore`` ranges (see the module docstring); deterministic in ``sample_seed``."""
     import numpy as np
 
-    from .common.contract import ParameterError
+    from ..page.contract import ParameterError
 
     chapter = _spec_of(nb)
     explorable = _explored(chapter.unbound())
@@ -111,8 +111,8 @@ def random_parameter_sets(
 
 
 def _spec_of(nb: Path):
-    """The chapter's :class:`~twolayer.common.contract.ChapterSpec` (its module's ``SPEC``)."""
-    from .chapters import spec
+    """The chapter's :class:`~twolayer.page.contract.ChapterSpec` (its module's ``SPEC``)."""
+    from ..chapters import spec
 
     found = spec(chapter_name(nb))
     if found is None:
@@ -147,7 +147,7 @@ def one_at_a_time_sets(
     refuses at the profile's other values (``{"parameter", "value", "error"}``)."""
     import numpy as np
 
-    from .common.contract import ParameterError
+    from ..page.contract import ParameterError
 
     chapter = _spec_of(nb)
     contract = chapter.unbound()
@@ -309,7 +309,7 @@ class Report:
         by_chapter: dict[str, list[dict]] = {}
         for r in self.rows:
             by_chapter.setdefault(r["chapter"], []).append(r)
-        from .common.checks import margin_text
+        from ..page.checks import margin_text
 
         out = [
             head,
@@ -377,7 +377,8 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
     one_at_a_time: int | str | None = None,
 ) -> Report:
     """Run the harness (see the module docstring); finished runs in ``out_dir`` are reused.
-    ``warm``: one kernel per worker, reset between runs (:func:`twolayer.sweep.execute_run`)."""
+    ``warm``: one kernel per worker, reset between runs
+    (:func:`twolayer.tools.sweep.execute_run`)."""
     from .sweep import RESULTS, client_for, is_done, run_id, submit_runs
 
     out = Path(out_dir).resolve()
@@ -478,7 +479,7 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m twolayer.robustness", description=__doc__.split("\n\n")[0]
+        prog="python -m twolayer.tools.robustness", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--profile", default="smoke", choices=("smoke", "book", "paper"))
     ap.add_argument("--seeds", type=int, default=20, help="seeds per chapter (default 20)")

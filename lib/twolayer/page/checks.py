@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .io import to_jsonable
+from ..core.io import to_jsonable
 
 KINDS = ("theorem", "observation", "sanity")
 OPS = ("<=", "<", ">=", ">", "==", "in")
@@ -144,10 +144,10 @@ class Claim:
     """One check as a chapter module computes it, before a page records it.
 
     A chapter's check functions (``twolayer.<paper>.chapters.<chapter>``) return a
-    ``Claim``; the page records it with :meth:`twolayer.common.contract.Contract.record`, and a
+    ``Claim``; the page records it with :meth:`twolayer.page.contract.Contract.record`, and a
     test calls the same function on an input where the statement is false and asserts that
     :meth:`outcome` is ``False`` (the failing-case table, ``tests/failing_cases``). The fields
-    are those of :meth:`~twolayer.common.contract.Contract.theorem`: ``kind`` is one of
+    are those of :meth:`~twolayer.page.contract.Contract.theorem`: ``kind`` is one of
     ``KINDS``; ``holds`` or ``value op bound`` decides it; ``applies`` is a
     :class:`Hypothesis`, a list of them, a bool or ``(bool, reason)``.
     """
@@ -205,7 +205,7 @@ def make_hypothesis(
 ) -> Hypothesis:
     """A :class:`Hypothesis` decided by ``holds`` or ``value op bound``, without a page (a
     chapter module computes it; the page records it with
-    :meth:`~twolayer.common.contract.Contract.record_hypothesis`)."""
+    :meth:`~twolayer.page.contract.Contract.record_hypothesis`)."""
     if holds is None:
         if op is None:
             raise ValueError("give holds, or value, bound and op")
@@ -606,7 +606,7 @@ def render_rows(head, rows, table_class: str) -> tuple[list[str], list[str], lis
     """The lines of a check-style table, as MyST Markdown (the statement linked), plain text
     and HTML: ``rows`` of ``(kind, name, statement, what is measured, *texts)``, the texts
     already formatted. Used by :func:`table` and the paper-scale table
-    (:mod:`twolayer.common.paperscale`)."""
+    (:mod:`twolayer.page.paperscale`)."""
     md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     plain = list(md)
     html = [

@@ -1,4 +1,4 @@
-"""``twolayer.common.claims``: every rule of the claims index, with a case per status and the
+"""``twolayer.page.claims``: every rule of the claims index, with a case per status and the
 cases where a check must not count (sanity, a book extension, a check that did not apply)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from twolayer.common import claims
-from twolayer.common.claims import Statement
+from twolayer.page import claims
+from twolayer.page.claims import Statement
 
 
 def _res(checks: dict, profile="smoke", **params) -> dict:

@@ -1,11 +1,11 @@
-"""Tests of twolayer.common.seeds."""
+"""Tests of twolayer.core.seeds."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twolayer.common import seeds
+from twolayer.core import seeds
 
 
 def test_derive_is_deterministic_and_depends_on_every_key():

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from twolayer.common.contract import Contract, Int, OptionalDir, Params
+from twolayer.page.contract import Contract, Int, OptionalDir, Params
 
 
 def test_params_attribute_access_and_assignment():
@@ -36,7 +36,7 @@ def test_value_set_after_validation_is_written_to_the_results(tmp_path):
     res = json.loads(path.read_text())
     assert res["params"]["store_dir"] == str(tmp_path / "store") and res["params"]["n"] == 2
     # a results file records what the run used, so a sweep's is_done sees the derived value
-    from twolayer import sweep
+    from twolayer.tools import sweep
 
     assert sweep.is_done(tmp_path, {"n": None, "store_dir": str(tmp_path / "store")}) is False
     (tmp_path / "results.json").write_text(path.read_text())

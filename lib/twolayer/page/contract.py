@@ -2,7 +2,7 @@
 
 A chapter's setup cell creates a :class:`Contract` (it remembers which names exist before the
 ``parameters`` cell); the ``parameters`` cell (tagged for papermill) assigns defaults; the
-next cell calls :meth:`~twolayer.common.contract.Contract.validate`, which
+next cell calls :meth:`~twolayer.page.contract.Contract.validate`, which
 
 * rejects names that are not parameters (a papermill typo such as ``-p seeed 1``),
 * fills ``None`` values from the size profile (``"smoke"`` for tests, ``"book"`` for the site,
@@ -12,7 +12,7 @@ next cell calls :meth:`~twolayer.common.contract.Contract.validate`, which
   one :class:`ParameterError` that names the parameter and what is allowed.
 
 Claims are recorded with :meth:`Contract.theorem`, :meth:`Contract.observation` and
-:meth:`Contract.sanity` (see :mod:`twolayer.common.checks`), theorems' hypotheses with
+:meth:`Contract.sanity` (see :mod:`twolayer.page.checks`), theorems' hypotheses with
 :meth:`Contract.hypothesis`, numbers with :meth:`Contract.metric`. :meth:`Contract.finish`
 shows the page's check table and writes
 ``{"params", "metrics", "checks", "check_details", "hypotheses", "environment"}`` atomically to
@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.io import atomic_write_json, to_jsonable
 from .checks import (
     Check,
     CheckFailed,
@@ -45,7 +46,6 @@ from .checks import (
     make_hypothesis,
     table,
 )
-from .io import atomic_write_json, to_jsonable
 
 __all__ = [
     "PROFILES",
@@ -678,7 +678,7 @@ class Contract:
 
     def record_hypothesis(self, h: Hypothesis) -> Hypothesis:
         """Record a hypothesis a chapter module computed
-        (:func:`~twolayer.common.checks.make_hypothesis`) and glue its sentence as its name."""
+        (:func:`~twolayer.page.checks.make_hypothesis`) and glue its sentence as its name."""
         if h.name in self._hypotheses or h.name in self._checks:
             raise ValueError(f"{h.name!r} is recorded twice")
         self._hypotheses[h.name] = h
@@ -691,7 +691,7 @@ class Contract:
         self.record(Claim(name, kind, value, bound, op, holds, statement, applies, detail))
 
     def record(self, claim: Claim) -> None:
-        """Record a check a chapter module computed (a :class:`~twolayer.common.checks.Claim`):
+        """Record a check a chapter module computed (a :class:`~twolayer.page.checks.Claim`):
         its value is glued under its name; a false result raises :class:`CheckFailed`."""
         name = claim.name
         if name in self._checks or name in self._hypotheses or name in self.metrics:
@@ -729,7 +729,7 @@ class Contract:
         detail: str = "",
     ) -> None:
         """A paper's statement, checked where ``applies`` (a
-        :class:`~twolayer.common.checks.Hypothesis`, a list of them, a bool or
+        :class:`~twolayer.page.checks.Hypothesis`, a list of them, a bool or
         ``(bool, reason)``) holds; ``holds``/``value`` may be callables,
         evaluated only then. Its outcome is ``checks[name]`` (``None``: not applicable).
         Returns nothing, so that a check cell shows no output."""
@@ -797,7 +797,7 @@ class Contract:
     def environment(self) -> dict:
         """Where the numbers come from: Python and library versions (torch only where the page
         imported it, with CUDA's version when present), the device and dtype recorded by
-        :meth:`where`, and the lock (:func:`twolayer.common.lockfile.summary`: its SHA-256 and
+        :meth:`where`, and the lock (:func:`twolayer.core.lockfile.summary`: its SHA-256 and
         whether the installed packages are exactly the locked ones). The same machine and lock
         give the same record, so results stay byte-identical."""
         import platform
@@ -813,7 +813,7 @@ class Contract:
             torch = sys.modules["torch"]
             env["cuda"] = getattr(torch.version, "cuda", None)
         env.update(self._where)
-        from .lockfile import summary
+        from ..core.lockfile import summary
 
         lock = summary()
         env["lock"] = {"sha256": lock["sha256"], "matches": lock["matches"]}

@@ -1,4 +1,4 @@
-"""Tests of twolayer.common.io: atomic writes in open formats."""
+"""Tests of twolayer.core.io: atomic writes in open formats."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from twolayer.common import io
+from twolayer.core import io
 
 
 def listing(folder: Path) -> list[str]:
@@ -206,7 +206,7 @@ def test_csv_empty_rows(tmp_path):
 
 def test_repository_root_is_the_checkout(monkeypatch, tmp_path):
     from helpers import ROOT
-    from twolayer.common.io import repository_root
+    from twolayer.core.io import repository_root
 
     monkeypatch.delenv("TWOLAYER_ROOT", raising=False)
     monkeypatch.chdir(tmp_path)  # the package's own folder decides first (editable install)
@@ -218,7 +218,7 @@ def test_repository_root_is_the_checkout(monkeypatch, tmp_path):
 def test_repository_root_without_a_checkout_is_the_current_folder(monkeypatch, tmp_path):
     """Installed from Git (no checkout above the package): a checkout above the current
     folder is found, else the current folder itself."""
-    from twolayer.common import io
+    from twolayer.core import io
 
     monkeypatch.delenv("TWOLAYER_ROOT", raising=False)
     monkeypatch.setattr(io, "__file__", str(tmp_path / "site" / "twolayer" / "common" / "io.py"))
@@ -243,4 +243,4 @@ def test_no_module_finds_the_root_from_its_own_file():
         for p in lib.rglob("*.py")
         if re.search(r"__file__\)\.resolve\(\)\.parents\[", p.read_text(encoding="utf-8"))
     ]
-    assert not found, f"use twolayer.common.io.repository_root(): {found}"
+    assert not found, f"use twolayer.core.io.repository_root(): {found}"

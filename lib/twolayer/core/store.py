@@ -21,7 +21,7 @@ configuration). Typical use::
         store.save(cfg, arrays, metrics)
     arrays, metrics = store.load(configs[0])
 
-Chapter: ``paper_a/figure1`` (the runs of Figure 1, resumable; ``twolayer.sweep`` fills it).
+Chapter: ``paper_a/figure1`` (the runs of Figure 1, resumable; ``twolayer.tools.sweep`` fills it).
 """
 
 from __future__ import annotations

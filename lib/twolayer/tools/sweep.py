@@ -1,6 +1,6 @@
 """Parameter sweeps of chapter notebooks with papermill, in parallel on Dask.
 
-``python -m twolayer.sweep NOTEBOOK --grid '{"seed": [0, 1], "gamma": [0.5, 0.9]}' --out DIR``
+``python -m twolayer.tools.sweep NOTEBOOK --grid '{"seed": [0, 1], "gamma": [0.5, 0.9]}' --out DIR``
 or :func:`run_sweep` executes the notebook once per point of the grid (the Cartesian product of
 the grid's lists, plus the ``fixed`` parameters), on a local Dask cluster by default or on any
 running Dask scheduler given by address (a cluster, SLURM through dask-jobqueue, ...).
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .common.io import atomic_write_bytes, atomic_write_csv, atomic_write_json, to_jsonable
+from ..core.io import atomic_write_bytes, atomic_write_csv, atomic_write_json, to_jsonable
 
 RESULTS = "results.json"
 EXECUTED = "notebook.ipynb"
@@ -303,7 +303,7 @@ def read_table(out_dir: str | os.PathLike):
     path = Path(out_dir) / "table.parquet"
     if not path.exists():
         raise SweepError(
-            f"no sweep table at {path}: run `python -m twolayer.sweep NOTEBOOK "
+            f"no sweep table at {path}: run `python -m twolayer.tools.sweep NOTEBOOK "
             f"--grid ... --out {out_dir}` first"
         )
     return pd.read_parquet(path)
@@ -487,7 +487,7 @@ def run_sweep(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m twolayer.sweep",
+        prog="python -m twolayer.tools.sweep",
         description="Run a chapter notebook over a parameter grid with papermill on Dask.",
     )
     ap.add_argument("notebook", help="the .ipynb to execute (e.g. notebooks/paper_a/setting.ipynb)")

@@ -2,7 +2,7 @@
 chapter's page.
 
 A paper-profile run takes minutes to an hour per chapter on 2 CPU cores, too long for a build.
-``make paper-times`` (``python -m twolayer.bench --profile paper --keep runs/paper``) keeps
+``make paper-times`` (``python -m twolayer.tools.bench --profile paper --keep runs/paper``) keeps
 each chapter's executed notebook and results file; :func:`collect` turns them into a small
 committed record per chapter, ``book/generated/paper/<paper>/<chapter>.json`` (the run's
 parameters, environment, time, peak memory and date, its checks as a tidy table and its
@@ -11,7 +11,7 @@ scalar metrics) with the run's figures beside it as PNG files. In a chapter,
 build's profile and at the paper's, the run's time and machine, and its figures. Where no
 run is recorded it says so (and why, when the measurement recorded a reason).
 
-``python -m twolayer.common.paperscale runs/paper`` (``make paper-collect``) runs
+``python -m twolayer.page.paperscale runs/paper`` (``make paper-collect``) runs
 :func:`collect`.
 """
 
@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.io import atomic_write_bytes, atomic_write_json
 from .checks import (
     KINDS,
     _fmt,
@@ -36,7 +37,6 @@ from .checks import (
     display_bundle,
     render_rows,
 )
-from .io import atomic_write_bytes, atomic_write_json
 
 GENERATED = Path("book") / "generated" / "paper"
 MAX_FIGURES = 8
@@ -429,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(
-        prog="python -m twolayer.common.paperscale",
+        prog="python -m twolayer.page.paperscale",
         description="Record the paper-profile runs kept by `bench --keep` for the book.",
     )
     ap.add_argument("src", help="the folder given to bench --keep (e.g. runs/paper)")

@@ -25,7 +25,7 @@ if os.environ.get("MPLBACKEND") is None and not os.environ.get("DISPLAY"):
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from .io import atomic_write_bytes  # noqa: E402
+from ..core.io import atomic_write_bytes  # noqa: E402
 
 PALETTE = "colorblind"
 WIDTH = 7.0  # inches: the width of the book's text column at 100% zoom
