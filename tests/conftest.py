@@ -8,11 +8,12 @@
   logged to ``$TWOLAYER_NETWORK_DIR/<worker>.log``. A test during which its worker's log grew
   fails (in the phase, setup, call or teardown, in which it grew); and the session fails (on
   the xdist controller too) if any log is not empty at the end.
-* **Markers**, applied from the folder: ``unit`` (tests/core, tests/page, tests/paper_a, tests/paper_b,
-  the in-process entry-point tests), ``notebook`` (tests/notebooks), ``book`` (the book build
-  and every test that reads it), ``sweep`` (tests on a Dask cluster), ``slow`` (the book, the
-  sweeps, and, marked at the test, the tests that start a kernel and the unit tests measured
-  above SLOW_SECONDS (one process, 2 shared cores); `make unit` leaves them to `make test`),
+* **Markers**, applied from the folder: ``unit`` (tests/core, tests/page, tests/paper_a,
+  tests/paper_b, the in-process entry-point tests), ``notebook`` (tests/notebooks), ``book``
+  (the book build and every test that reads it), ``sweep`` (tests on a Dask cluster),
+  ``slow`` (the book, the sweeps, and, marked at the test, the tests that start a kernel and
+  the unit tests measured above SLOW_SECONDS (one process, 2 shared cores); `make unit`
+  leaves them to `make test`),
   ``full`` (the exhaustive variants, deselected by default: ``make test-full``).
 * **xdist groups** (``--dist loadgroup``): the book build and its readers in group ``book``,
   collected first so that one worker starts it at once; every Dask test in group ``sweep``

@@ -1012,7 +1012,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ): NET64,
         },
     },
-    "sweep": {
+    "tools.sweep": {
         "gather": {
             (
                 '_flatten("", {k: v for k, v in params.items()}, row)',

@@ -55,11 +55,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .. import __version__
 from ..core.device import default_device, resolve_dtype
 from ..core.io import atomic_write_json, repository_root
 from ..paper_a.models import LeakyNetwork
 from ..paper_a.trainer import gradient_descent
-from .. import __version__
 
 ROOT = repository_root()
 
