@@ -647,34 +647,12 @@ class Contract:
 
     # -- checks ------------------------------------------------------------------------------
 
-    def hypothesis(
-        self,
-        name: str,
-        holds=None,
-        *,
-        title: str,
-        statement: str | None = None,
-        value=None,
-        bound=None,
-        op: str | None = None,
-        reason: str = "",
-        detail: str = "",
-    ) -> Hypothesis:
+    def hypothesis(self, name: str, holds=None, **fields) -> Hypothesis:
         """Record whether a theorem's hypotheses hold here (from ``holds`` or ``value op
-        bound``); glue its sentence as ``name`` (``{glue:md}`name``` with ``:format: myst``).
-        ``detail``: what ``value`` is, in one line (the check table shows it)."""
-        h = make_hypothesis(
-            name,
-            holds,
-            title=title,
-            statement=statement,
-            value=value,
-            bound=bound,
-            op=op,
-            reason=reason,
-            detail=detail,
-        )
-        return self.record_hypothesis(h)
+        bound``; ``fields``: those of :func:`~twolayer.page.checks.make_hypothesis`, ``title``
+        required); glue its sentence as ``name`` (``{glue:md}`name``` with ``:format:
+        myst``). ``detail``: what ``value`` is, in one line (the check table shows it)."""
+        return self.record_hypothesis(make_hypothesis(name, holds, **fields))
 
     def record_hypothesis(self, h: Hypothesis) -> Hypothesis:
         """Record a hypothesis a chapter module computed
