@@ -157,14 +157,15 @@ chromium:
 sync: $(STAMP)
 	$(VENV)/bin/jupytext --sync notebooks/*/*.md
 
-# The robustness harness: every chapter on 20 seeds no page uses and 4 random valid
-# parameter sets in the smoke profile (warm kernels, reset between runs), then 3 seeds and 1
+# The robustness harness: every chapter on 20 seeds no page uses, 4 random valid parameter
+# sets and every explored parameter alone at both ends of its range in the smoke profile (warm
+# kernels, reset between runs; about 700 runs), then 3 seeds and 1
 # random set in the book profile (a fresh kernel per run); the
 # table becomes the book's "Robustness" page (book/generated/robustness.md).
 ROBUSTNESS_OUT ?= runs/robustness
 robustness: $(STAMP)
 	$(PY) -m twolayer.tools.robustness --profile smoke --seeds 20 --random 4 --warm \
-		--out $(ROBUSTNESS_OUT)/smoke --markdown $(ROBUSTNESS_OUT)/smoke.md
+		--one-at-a-time all --out $(ROBUSTNESS_OUT)/smoke --markdown $(ROBUSTNESS_OUT)/smoke.md
 	$(PY) -m twolayer.tools.robustness --profile book --seeds 3 --random 1 \
 		--out $(ROBUSTNESS_OUT)/book --markdown $(ROBUSTNESS_OUT)/book.md
 	{ printf '## Smoke profile\n\n'; cat $(ROBUSTNESS_OUT)/smoke.md; \

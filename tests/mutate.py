@@ -1361,6 +1361,16 @@ def check_static(mutants: dict[str, Mutant], modules: list[str]) -> int:
     return bad
 
 
+def mutmut_version() -> str:
+    """The installed mutmut's version (``make mutate`` pins it), for the summary."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mutmut")
+    except PackageNotFoundError:
+        return "not installed"
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", help=f"short names: {' '.join(MODULES)}")
@@ -1432,10 +1442,8 @@ def main(argv: list[str]) -> int:
         print(f"   listed as equivalent but killed (a wrong reason, or a flaky test): {show(mu)}")
     bad = check_static(mutants, modules) + len(rep.must_kill) + bool(missing)
     if set(modules) == set(MODULES.values()) and not rep.unchecked:
-        from importlib.metadata import version
-
         date = datetime.date.today().isoformat()
-        write_atomically(SUMMARY, summary_text(rep, date, version("mutmut"), modules))
+        write_atomically(SUMMARY, summary_text(rep, date, mutmut_version(), modules))
         print(f"wrote {SUMMARY}")
     return 1 if bad else 0
 

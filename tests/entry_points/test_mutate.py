@@ -206,6 +206,7 @@ def _run_main(monkeypatch, tmp_path, fake, argv):
     monkeypatch.setattr(M, "SUMMARY", tmp_path / "summary.md")
     monkeypatch.setattr(M, "MODULES", {"kkt": MOD})
     monkeypatch.setattr(M, "generate", lambda modules, *a: mutants)
+    monkeypatch.setattr(M, "mutmut_version", lambda: "3.8.1")
     results = "".join(f"    {k}: {v}\n" for k, v in status.items())
     calls = []
 

@@ -169,6 +169,31 @@ def one_at_a_time_sets(
     return sets, rejected
 
 
+def _applications_line(rows: list[dict]) -> str:
+    """How often the theorem checks applied: the fewest runs any of them applied in, which
+    checks, and how many applied in fewer than :data:`FEW_APPLICATIONS` runs."""
+    theorem = [r for r in rows if r["kind"] == "theorem"]
+    if not theorem:
+        return ""
+    applied = {
+        f"{r['chapter']} / `{r['check']}`": r.get("applied", r["passed"] + r["failed"])
+        for r in theorem
+    }
+    fewest = min(applied.values())
+    which = sorted(k for k, v in applied.items() if v == fewest)
+    few = sum(v < FEW_APPLICATIONS for v in applied.values())
+    shown = ", ".join(which[:6]) + (f" and {len(which) - 6} more" if len(which) > 6 else "")
+    return (
+        f"\nTheorem checks: {len(applied)}; the fewest runs one applied in: {fewest} ({shown}); "
+        f"applied in fewer than {FEW_APPLICATIONS} runs: {few} of {len(applied)}.\n"
+    )
+
+
+#: a theorem check applied in fewer runs than this is counted on the page (too few runs to
+#: say much about how it fares away from the page's own parameters)
+FEW_APPLICATIONS = 10
+
+
 def _one_at_a_time_phrase(setting, seed: int) -> str:
     """How the run changed parameters one at a time, for the report's first sentence."""
     if setting is None:
@@ -313,12 +338,13 @@ class Report:
 
         out = [
             head,
+            "A check applied in the runs where its hypotheses held (it was not applicable in "
+            "the others); of those, it failed in the number shown and passed in the rest. "
             "The smallest margin is how far inside its bound the check stayed in its closest "
             "run, in the unit of its measured value (the chapter's table of checks says what "
             "that is), with the factor between value and bound where both are positive.\n",
-            "| chapter | check | kind | runs | applied | passed | not applicable | failed "
-            "| smallest margin |",
-            "|---|---|---|---:|---:|---:|---:|---:|---|",
+            "| chapter | check | kind | runs | applied | failed | smallest margin |",
+            "|---|---|---|---:|---:|---:|---|",
         ]
         for ch, rows in by_chapter.items():
             for i, r in enumerate(rows):
@@ -326,9 +352,9 @@ class Report:
                 mar = margin_text(r.get("smallest_margin"), r.get("smallest_factor"))
                 out.append(
                     f"| {ch if i == 0 else ''} | `{r['check']}` | {r['kind']} | {r['runs']} "
-                    f"| {applied} | {r['passed']} | {r['not_applicable']} | {r['failed']} "
-                    f"| {mar} |"
+                    f"| {applied} | {r['failed']} | {mar} |"
                 )
+        out.append(_applications_line(self.rows))
         slack = [
             r
             for r in self.rows
