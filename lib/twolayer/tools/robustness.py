@@ -401,10 +401,12 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
     progress: bool | None = None,
     warm: bool = False,
     one_at_a_time: int | str | None = None,
+    one_at_a_time_seed: int | None = None,
 ) -> Report:
     """Run the harness (see the module docstring); finished runs in ``out_dir`` are reused.
     ``warm``: one kernel per worker, reset between runs
-    (:func:`twolayer.tools.sweep.execute_run`)."""
+    (:func:`twolayer.tools.sweep.execute_run`). ``one_at_a_time_seed`` chooses the parameters
+    changed one at a time when there are fewer than all (default: ``sample_seed``)."""
     from .sweep import RESULTS, client_for, is_done, run_id, submit_runs
 
     out = Path(out_dir).resolve()
@@ -421,9 +423,8 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
         }
         if one_at_a_time is not None:
             count = None if one_at_a_time == "all" else int(one_at_a_time)
-            single, rejected = one_at_a_time_sets(
-                nb, profile, count, sample_seed, seed_base=seed_base
-            )
+            choose = sample_seed if one_at_a_time_seed is None else one_at_a_time_seed
+            single, rejected = one_at_a_time_sets(nb, profile, count, choose, seed_base=seed_base)
             sets += single
             coverage[ch]["varied"] = sorted({k for p in single for k in p} - {"profile", "seed"})
             coverage[ch]["rejected"] = rejected
