@@ -802,6 +802,23 @@ def _gate(applies, default):
     return default if applies is None else applies
 
 
+def _rate_claim(name, statement, R, column, bound, applies, what_of):
+    """An observation that ``column`` falls at least like ``lambda^bound`` after the burn-in,
+    judged on the strict side (:func:`rate_lower` >= ``bound``); ``what_of``: the quantity's
+    name in the check's detail."""
+    value, what = rate_lower(R, column)
+    return Claim(
+        name,
+        "observation",
+        statement=statement,
+        value=value,
+        bound=bound,
+        op=">=",
+        applies=applies,
+        detail=f"rate of {what_of} against lambda after the burn-in: {what}",
+    )
+
+
 # --- checks: the optimum (sanity) ---------------------------------------------------------------
 
 
@@ -1030,16 +1047,14 @@ def thm2_aligned_or_vanished(P, R: Result, applies=None) -> Claim:
         the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
-    value, what = rate_lower(R, "max mass delta^2")
-    return Claim(
+    return _rate_claim(
         "thm2_aligned_or_vanished",
-        "observation",
-        statement="b-thm-2#align",
-        value=value,
-        bound=1.0,
-        op=">=",
-        applies=_gate(applies, _trend(P, R)),
-        detail=f"rate of max_j mass x delta^2 against lambda after the burn-in: {what}",
+        "b-thm-2#align",
+        R,
+        "max mass delta^2",
+        1.0,
+        _gate(applies, _trend(P, R)),
+        "max_j mass x delta^2",
     )
 
 
@@ -1165,16 +1180,14 @@ def lemma8_far_mass_rate(P, R: Result, applies=None) -> Claim:
         the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
-    value, what = rate_lower(R, "far mass")
-    return Claim(
+    return _rate_claim(
         "lemma8_far_mass_rate",
-        "observation",
-        statement="b-lem-8#i",
-        value=value,
-        bound=1.0,
-        op=">=",
-        applies=_gate(applies, _trend(P, R)),
-        detail=f"rate of the far-away mass against lambda after the burn-in: {what}",
+        "b-lem-8#i",
+        R,
+        "far mass",
+        1.0,
+        _gate(applies, _trend(P, R)),
+        "the far-away mass",
     )
 
 
@@ -1329,16 +1342,14 @@ def lemma8_average_neuron_rate(P, R: Result, applies=None) -> Claim:
         the check, a :class:`~twolayer.page.checks.Claim` (``value op bound``; not applicable
         where its gate fails).
     """
-    value, what = rate_lower(R, "avg neuron error")
-    return Claim(
+    return _rate_claim(
         "lemma8_average_neuron_rate",
-        "observation",
-        statement="b-lem-8#iii",
-        value=value,
-        bound=0.75,
-        op=">=",
-        applies=_gate(applies, _trend(P, R) + [optimum_average_neuron_rate(P, R)]),
-        detail=f"rate of max_i ||v_i - a*_i w*_i|| against lambda after the burn-in: {what}",
+        "b-lem-8#iii",
+        R,
+        "avg neuron error",
+        0.75,
+        _gate(applies, _trend(P, R) + [optimum_average_neuron_rate(P, R)]),
+        "max_i ||v_i - a*_i w*_i||",
     )
 
 
