@@ -203,6 +203,25 @@ def write_tiny(path: Path) -> Path:
     return path
 
 
+def chapter_table(package: str, path, attr: str, what: str) -> dict[tuple[str, str], object]:
+    """The entries of a per-chapter table package (``tests/failing_cases``,
+    ``tests/exercises``): each of its modules names its ``CHAPTER`` and a dict ``attr``;
+    returns every entry keyed by ``(chapter, key)``, refusing a key given twice (``what``
+    names the entries in the message)."""
+    import importlib
+    import pkgutil
+
+    out: dict[tuple[str, str], object] = {}
+    for info in pkgutil.iter_modules(path):
+        mod = importlib.import_module(f"{package}.{info.name}")
+        for name, entry in getattr(mod, attr).items():
+            key = (mod.CHAPTER, name)
+            if key in out:
+                raise ValueError(f"two {what} for {key}")
+            out[key] = entry
+    return out
+
+
 def parameters_cell(md: Path) -> dict:
     """The values a page's papermill ``parameters`` cell assigns (its MyST source ``md``),
     read with ``ast``: what a test compares with the chapter module's ``SPEC.defaults``."""

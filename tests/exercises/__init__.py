@@ -22,11 +22,11 @@ names its parameter set (``name = value`` or ``name=value`` for each changed par
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from helpers import chapter_table
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,12 +56,4 @@ class NotAsserted:
 
 def table() -> dict[tuple[str, str], Asserted | NotAsserted]:
     """Every exercise, keyed by ``(chapter, label)``."""
-    out: dict[tuple[str, str], Asserted | NotAsserted] = {}
-    for info in pkgutil.iter_modules(__path__):
-        mod = importlib.import_module(f"{__name__}.{info.name}")
-        for label, ex in mod.EXERCISES.items():
-            key = (mod.CHAPTER, label)
-            if key in out:
-                raise ValueError(f"two entries for the exercise {key}")
-            out[key] = ex
-    return out
+    return chapter_table(__name__, __path__, "EXERCISES", "entries for the exercise")

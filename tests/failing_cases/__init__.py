@@ -19,11 +19,10 @@ theorem and observation check a chapter records in the smoke build has a case he
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from helpers import chapter_table
 from twolayer.page.checks import Claim
 
 
@@ -38,15 +37,7 @@ class Case:
 
 def table() -> dict[tuple[str, str], Case]:
     """Every case, keyed by ``(chapter, check name)``."""
-    out: dict[tuple[str, str], Case] = {}
-    for info in pkgutil.iter_modules(__path__):
-        mod = importlib.import_module(f"{__name__}.{info.name}")
-        for check, case in mod.CASES.items():
-            key = (mod.CHAPTER, check)
-            if key in out:
-                raise ValueError(f"two failing cases for {key}")
-            out[key] = case
-    return out
+    return chapter_table(__name__, __path__, "CASES", "failing cases")
 
 
 def chapters() -> set[str]:
