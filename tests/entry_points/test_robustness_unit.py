@@ -72,13 +72,48 @@ def test_one_at_a_time_changes_each_parameter_to_both_ends():
     assert len({k for p in two for k in p} - {"profile", "seed"}) == 2
 
 
-def test_the_page_says_which_parameters_were_varied():
-    rep = robustness.Report(
-        [],
-        [],
-        0,
-        {},
-        {"paper_a/x": {"parameters": 5, "explored": ["a", "b"], "varied_any": ["a"]}},
-    )
-    md = rep.coverage_markdown()
-    assert "Parameters varied: 1 of 5" in md and "| paper_a/x | 5 | 1 | `a` |" in md
+def test_the_page_says_which_parameters_were_varied_and_why_the_others_are_fixed():
+    coverage = {
+        "paper_a/x": {
+            "parameters": 5,
+            "explored": ["a", "b"],
+            "varied_any": ["a"],
+            "fixed": {"c": "machinery", "d": "float64 only", "e": "a checksum"},
+        }
+    }
+    md = robustness.Report([], [], 0, {}, coverage).coverage_markdown()
+    # a varied, c d e fixed with reasons: b, explored but not varied, is not covered
+    assert "Parameters covered: 4 of 5" in md and "1 varied in these runs" in md
+    assert "| paper_a/x | 5 | 1 | `a` |" in md
+    assert "paper_a/x `b`" in md.split("did not vary:")[1].splitlines()[0]
+    assert "- paper_a/x `d`: float64 only" in md
+    coverage["paper_a/x"]["varied_any"] = ["a", "b"]
+    md = robustness.Report([], [], 0, {}, coverage).coverage_markdown()
+    assert "Parameters covered: 5 of 5" in md and "did not vary" not in md
+
+
+def test_each_random_set_is_listed_with_the_hypotheses_that_did_not_hold():
+    params = {"profile": "smoke", "seed": 11000, "m": 40, "eta": 0.1}
+    done = {
+        "status": "done",
+        "results": {
+            "checks": {"a": True, "b": None},
+            "hypotheses": {"h1": {"holds": True}, "h2": {"holds": False}},
+        },
+    }
+    row = robustness.drawn_set_row("paper_b/x", params, done)
+    assert row["outcome"] == "passed" and row["hypotheses"] == {"h1": True, "h2": False}
+    failed = {"status": "failed", "error": "theorem check 'a' failed: 2 > 1"}
+    errored = {"status": "failed", "error": "Traceback: ZeroDivisionError"}
+    rows = [
+        row,
+        robustness.drawn_set_row("paper_b/x", params, failed),
+        robustness.drawn_set_row("paper_b/x", params, errored),
+    ]
+    md = robustness.Report([], [], 3, {}, {}, rows).random_sets_markdown()
+    lines = [ln for ln in md.splitlines() if ln.startswith("| paper_b/x")]
+    assert len(lines) == 3 and "Random parameter sets drawn: 3" in md
+    assert "`m=40`, `eta=0.1`" in lines[0] and "| 1 of 2 | `h2` |" in lines[0]
+    assert "| passed |" in lines[0]
+    assert "| failed |" in lines[1]
+    assert "| error |" in lines[2] and "| — | — |" in lines[2]

@@ -230,6 +230,20 @@ class Tally:
 SLACK_REVIEW = 1e6
 
 
+def drawn_set_row(chapter: str, params: dict, res: dict) -> dict:
+    """One random parameter set of the report: its values, how its run ended (``passed``,
+    ``failed`` or ``error``) and, where it finished, whether each hypothesis of the chapter
+    held (``{name: True | False}``)."""
+    if res["status"] == "done":
+        r = res["results"]
+        hyp = {k: v.get("holds") for k, v in r.get("hypotheses", {}).items()}
+        outcome = "passed" if all(ok is not False for ok in r["checks"].values()) else "failed"
+    else:
+        hyp = {}
+        outcome = "failed" if FAILED_CHECK.search(res.get("error") or "") else "error"
+    return {"chapter": chapter, "params": params, "outcome": outcome, "hypotheses": hyp}
+
+
 def tally(chapter: str, results: list[tuple[dict, dict]]) -> tuple[dict[str, Tally], list[dict]]:
     """Per check of one chapter, from ``(params, result)`` pairs, where ``result`` is
     ``{"status", "error", "results"}``; returns the tallies and the runs that errored."""
@@ -271,24 +285,76 @@ class Report:
     runs: int
     meta: dict
     coverage: dict = field(default_factory=dict)  # per chapter: parameters, explored, varied
+    random_sets: list = field(default_factory=list)  # rows of :func:`drawn_set_row`
+
+    def random_sets_markdown(self) -> str:
+        """Every random parameter set drawn, with the hypotheses that did not hold in its
+        run (those not named held)."""
+        if not self.random_sets:
+            return ""
+        out = [
+            f"\n**Random parameter sets drawn: {len(self.random_sets)}.** Each row is one run: "
+            "the values drawn (floats to 4 digits here, exact in `robustness.json`; the other "
+            "parameters keep the profile's values), how many of "
+            "the chapter's hypotheses held, and the ones that did not (its theorem checks that "
+            "rest on them were not applicable in that run).\n",
+            "| chapter | seed | drawn values | outcome | hypotheses held | not held |",
+            "|---|---:|---|---|---:|---|",
+        ]
+        for r in self.random_sets:
+            values = ", ".join(
+                f"`{k}={v:.4g}`" if isinstance(v, float) else f"`{k}={json.dumps(v)}`"
+                for k, v in r["params"].items()
+                if k not in ("profile", "seed")
+            )
+            hyp = r["hypotheses"]
+            held = sum(v is True for v in hyp.values())
+            off = ", ".join(f"`{k}`" for k, v in hyp.items() if v is not True) or "—"
+            counted = f"{held} of {len(hyp)}" if hyp else "—"
+            out.append(
+                f"| {r['chapter']} | {r['params'].get('seed', '')} | {values} | {r['outcome']} "
+                f"| {counted} | {off} |"
+            )
+        return "\n".join(out) + "\n"
 
     def coverage_markdown(self) -> str:
-        """Which parameters were varied, per chapter and in all."""
+        """Which parameters were varied, per chapter and in all, and which are fixed, each
+        with the reason its chapter module gives."""
         if not self.coverage:
             return ""
         total = sum(c["parameters"] for c in self.coverage.values())
-        varied = sum(len(c["varied_any"]) for c in self.coverage.values())
+        varied = sum(len(c.get("varied_any", ())) for c in self.coverage.values())
         explored = sum(len(c["explored"]) for c in self.coverage.values())
+        fixed = [
+            (ch, k, why) for ch, c in self.coverage.items() for k, why in c.get("fixed", {}).items()
+        ]
+        covered = varied + len(fixed)
         out = [
-            f"\n**Parameters varied: {varied} of {total}** ({explored} have an explore range; "
-            "the others keep their profile's value, each with its reason in the chapter's "
-            "module).\n",
+            f"\n**Parameters covered: {covered} of {total}**: {varied} varied in these runs "
+            f"({explored} have an explore range), {len(fixed)} fixed, each with the reason its "
+            "chapter's module gives (listed below the table).\n",
             "| chapter | parameters | varied | which |",
             "|---|---:|---:|---|",
         ]
         for ch, c in self.coverage.items():
-            which = ", ".join(f"`{k}`" for k in c["varied_any"]) or "—"
-            out.append(f"| {ch} | {c['parameters']} | {len(c['varied_any'])} | {which} |")
+            which = ", ".join(f"`{k}`" for k in c.get("varied_any", ())) or "—"
+            n_varied = len(c.get("varied_any", ()))
+            out.append(f"| {ch} | {c['parameters']} | {n_varied} | {which} |")
+        not_varied = [
+            (ch, k)
+            for ch, c in self.coverage.items()
+            for k in c["explored"]
+            if k not in c.get("varied_any", ())
+        ]
+        if not_varied:
+            out.append(
+                "\nExplored parameters these runs did not vary: "
+                + ", ".join(f"{ch} `{k}`" for ch, k in not_varied)
+                + ".\n"
+            )
+        if fixed:
+            out.append("\nFixed parameters and why:\n")
+            out += [f"- {ch} `{k}`: {why}" for ch, k, why in fixed]
         rejected = [(ch, r) for ch, c in self.coverage.items() for r in c.get("rejected", [])]
         if rejected:
             out.append(
@@ -374,6 +440,7 @@ class Report:
                 for r in slack
             ]
         out.append(self.coverage_markdown())
+        out.append(self.random_sets_markdown())
         fails = [(r["chapter"], r["check"], p) for r in self.rows for p in r["failing"]]
         if fails or self.errors:
             out.append("\nFailing parameter sets:\n")
@@ -415,11 +482,18 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
     for nb in chapters(root, only):
         ch = chapter_name(nb)
         sets = [{"profile": profile, "seed": seed_base + k} for k in range(seeds)]
-        sets += random_parameter_sets(nb, random_sets, profile, sample_seed, seed_base=seed_base)
+        drawn = random_parameter_sets(nb, random_sets, profile, sample_seed, seed_base=seed_base)
+        sets += drawn
         contract = _spec_of(nb).unbound()
         coverage[ch] = {
             "parameters": len(set(contract.spec) - {"seed", "profile", "results_path"}),
             "explored": sorted(_explored(contract)),
+            "random_sets": drawn,
+            "fixed": {
+                k: s.fixed.strip()
+                for k, s in contract.spec.items()
+                if s.explore is None and k not in ("seed", "profile", "results_path")
+            },
         }
         if one_at_a_time is not None:
             count = None if one_at_a_time == "all" else int(one_at_a_time)
@@ -459,6 +533,12 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
         elif res["status"] == "done":
             res = {"status": "failed", "error": "no results.json"}
         per_chapter.setdefault(owner[str(rd)], []).append((p, res))
+    drawn_sets = [
+        drawn_set_row(ch, p, res)
+        for ch, res_list in per_chapter.items()
+        for p, res in res_list
+        if p in coverage[ch]["random_sets"]
+    ]
     rows, errors = [], []
     for ch, res in per_chapter.items():
         tallies, errs = tally(ch, res)
@@ -492,10 +572,17 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
     }
     for c in coverage.values():
         c["varied_any"] = sorted(c.get("varied_any", ()))
-    report = Report(rows, errors, len(jobs), meta, coverage)
+        c.pop("random_sets", None)  # listed with their runs' hypotheses in ``drawn_sets``
+    report = Report(rows, errors, len(jobs), meta, coverage, drawn_sets)
     atomic_write_json(
         out / "robustness.json",
-        {"meta": meta, "rows": rows, "errors": errors, "coverage": coverage},
+        {
+            "meta": meta,
+            "rows": rows,
+            "errors": errors,
+            "coverage": coverage,
+            "random_sets": drawn_sets,
+        },
     )
     atomic_write_csv(
         out / "robustness.csv",
