@@ -274,3 +274,59 @@ def test_planted_default_passes_every_check():
             assert all(c.outcome() for c in chapter.claims(P, R)), [
                 c.name for c in chapter.claims(P, R) if not c.outcome()
             ]
+
+
+def test_plug_in_accuracy_is_the_mean_difference_classifier_by_monte_carlo():
+    """``Phi(d^(2 beta) / sqrt(d^(2 beta) + d / n))`` against the plug-in classifier itself:
+    ``w`` the mean of ``y_i x_i`` over ``n`` draws of the mixture, its exact accuracy on the
+    mixture ``Phi(<w, mu> / ||w||)`` averaged over 400 training sets (the first-order formula
+    drops the fluctuation of ``<w, mu>``: it agrees to 0.01)."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(5)
+    for n, d, beta in ((100, 300, 0.1), (100, 3000, 0.1), (20, 1000, 0.2)):
+        mu = np.zeros(d)
+        mu[0] = d**beta
+        accs = []
+        for _ in range(400):
+            y = rng.choice([-1.0, 1.0], size=n)
+            X = y[:, None] * mu + rng.standard_normal((n, d))
+            w = (y[:, None] * X).mean(0)
+            accs.append(norm.cdf(w @ mu / np.linalg.norm(w)))
+        assert abs(np.mean(accs) - chapter.plug_in_accuracy(n, d, beta)) < 0.01, (n, d, beta)
+
+
+def test_the_fall_of_accuracy_is_checked_only_where_the_plug_in_classifier_predicts_it():
+    """At the book profile (beta = 0.1, n = 100, d from 100 to 3000) the plug-in accuracy
+    falls from about 0.91 to 0.80; at beta = 0.2 it rises (0.990 to 0.9996), and the check
+    is not applicable there, where the robustness harness found the networks' accuracy rising
+    too (lower end -0.014)."""
+    from failing_cases.paper_a_figure1 import planted
+
+    P = chapter.SPEC.params("book")
+    h = chapter.hyp_predicted_fall(P)
+    assert h.holds and 0.10 < h.value < 0.12
+    P2 = chapter.SPEC.params("book", beta=0.2)
+    assert not chapter.hyp_predicted_fall(P2).holds
+    rising = planted(P2, acc_fall=-0.01)
+    assert chapter.accuracy_falls_with_d(P2, rising).evaluate().passed is None
+    assert chapter.accuracy_falls_with_d(P, planted(P, acc_fall=-0.01)).evaluate().passed is False
+
+
+def test_accuracy_cost_is_judged_against_the_test_sets_95_percent_margin_of_error():
+    """The margin of ``small_init_accuracy_not_worse`` is 1.96 binomial standard errors of one
+    test accuracy: at accuracy 0.85 on 1,000 points, 1.96 sqrt(0.85 0.15 / 1000) = 0.0221. The
+    planted differences are the same in every run (an interval of width 0): -0.015 passes
+    (one standard error, 0.0113, would have failed it) and -0.03 fails."""
+    from failing_cases.paper_a_figure1 import planted
+
+    P = chapter.SPEC.params("book")
+    assert P.n_test == 1000
+    ok = chapter.small_init_accuracy_not_worse(P, planted(P, acc_small_minus_glorot=-0.015))
+    assert ok.evaluate().passed is True
+    bad = chapter.small_init_accuracy_not_worse(P, planted(P, acc_small_minus_glorot=-0.03))
+    assert bad.evaluate().passed is False
+    # with the same accuracy 0.854 at every d (no fall): margin 1.96 sqrt(0.854 0.146 / 1000)
+    for diff, passed in ((-0.0218, True), (-0.0220, False)):
+        R = planted(P, acc_small_minus_glorot=diff, acc_fall=0.0)
+        assert chapter.small_init_accuracy_not_worse(P, R).evaluate().passed is passed, diff

@@ -507,10 +507,44 @@ def bayes_accuracy(P) -> np.ndarray:
 
 def test_se(P, R: Result) -> np.ndarray:
     """One binomial standard error of a single test estimate at the largest scale (Glorot's in
-    every profile), per ``d``: the test set's resolution (at least that of one point in
-    ``n_test``)."""
+    every profile), per ``d`` (at least that of one point in ``n_test``)."""
     acc = heat(P, R, "test_accuracy")[:, 0]
     return np.sqrt(np.maximum(acc * (1 - acc), 1 / P.n_test) / P.n_test)
+
+
+#: the 97.5% quantile of the standard normal: a test estimate's 95% margin of error is this
+#: many binomial standard errors (the test set's resolution)
+Z95 = float(gaussian.ppf(0.975))
+
+
+def test_resolution(P, R: Result) -> np.ndarray:
+    """The test set's resolution per ``d``: the 95% margin of error of a single test accuracy
+    on ``n_test`` points, ``1.96`` binomial standard errors (:func:`test_se`). A difference
+    of accuracies smaller than this is one that a test set of this size does not separate
+    from its own noise."""
+    return Z95 * test_se(P, R)
+
+
+def plug_in_accuracy(n: int, d, beta: float) -> np.ndarray:
+    """The test accuracy of the plug-in (mean-difference) classifier ``sign <w, x>``, ``w =
+    (1/n) sum_i y_i x_i``, on the mixture ``x = y mu + z`` with ``||mu|| = d^beta``, ``z ~
+    N(0, I_d)``: with ``w = mu + g``, ``g ~ N(0, I_d / n)``, its accuracy is ``Phi(<w, mu> /
+    ||w||)``, and to first order ``<w, mu> = ||mu||^2`` and ``||w||^2 = ||mu||^2 + d / n``:
+    ``Phi(d^(2 beta) / sqrt(d^(2 beta) + d / n))``. With ``n`` fixed it falls with ``d``
+    wherever the noise the classifier averages, ``d / n``, grows faster than the signal
+    ``d^(2 beta)`` (for every large ``d`` when ``beta < 1/4``).
+
+    Args:
+        n: training points.
+        d: the dimension (a number or an array).
+        beta: the mean's norm is ``d^beta``.
+
+    Returns:
+        the predicted accuracy, per ``d``.
+    """
+    d = np.asarray(d, dtype=float)
+    signal = d ** (2 * beta)
+    return gaussian.cdf(signal / np.sqrt(signal + d / n))
 
 
 # --- hypotheses ----------------------------------------------------------------------------------
@@ -577,6 +611,29 @@ def hyp_book_size(P, R: Result | None = None) -> Hypothesis:
         reason=f"{P.steps} steps on {P.n} points leave the slope at Glorot's scale and the "
         "accuracy differences unresolved",
         detail="steps and training points of every run",
+    )
+
+
+def hyp_predicted_fall(P, R: Result | None = None) -> Hypothesis:
+    """The fall of accuracy with ``d`` is predicted, and resolvable: the plug-in classifier's
+    accuracy (:func:`plug_in_accuracy`, from ``n``, ``beta`` and ``dims`` alone) falls from the
+    smallest to the largest ``d`` by at least a test set's resolution (1.96 binomial standard
+    errors at the smaller of the two accuracies). With a mean that grows fast enough (``beta =
+    0.2`` over ``d`` from 100 to 3000 at ``n = 100``) the prediction rises instead, and so did
+    the networks' accuracy where the robustness harness tried it."""
+    a = plug_in_accuracy(P.n, [P.dims[0], P.dims[-1]], P.beta)
+    low = float(min(a))
+    resolution = Z95 * math.sqrt(max(low * (1 - low), 1 / P.n_test) / P.n_test)
+    return make_hypothesis(
+        "predicted_accuracy_fall",
+        title="a predicted, resolvable fall of accuracy with d",
+        statement="book-obs-figure1-accuracy",
+        value=float(a[0] - a[1]),
+        bound=resolution,
+        op=">=",
+        reason="the plug-in classifier's accuracy does not fall from the smallest to the largest d "
+        "by a test set's resolution at these n, beta and dims",
+        detail="Phi-predicted accuracy at the smallest d minus at the largest",
     )
 
 
@@ -653,6 +710,7 @@ def hypotheses(P, R: Result) -> list[Hypothesis]:
         hyp_small_left_init(P, R),
         hyp_left_slope_resolved(P, R),
         hyp_book_size(P, R),
+        hyp_predicted_fall(P, R),
         hyp_right_step_paper(P, R),
         hyp_short_step(P, R),
         hyp_short_training(P, R),
@@ -797,9 +855,13 @@ def init_scale_beats_training_longer(P, R: Result) -> Claim:
 
 def small_init_accuracy_not_worse(P, R: Result) -> Claim:
     """The book's observation (``book-obs-figure1-accuracy``): the low stable rank costs no test
-    accuracy: at every ``d`` the smallest scale's accuracy minus Glorot's (paired by run) has a
-    95% interval whose lower end is above minus one binomial standard error of a single test
-    estimate (the test set's resolution).
+    accuracy, up to the test set's resolution: at every ``d`` the smallest scale's accuracy
+    minus Glorot's (paired by run) has a 95% interval whose lower end is above minus the
+    resolution (:func:`test_resolution`, the 95% margin of error of one test accuracy). The
+    margin was one standard error until the robustness harness found seed 21000 at the book
+    profile, where at ``d = n = 100`` the two accuracies are equal to within 0.005 and the
+    interval's lower end, -0.012, lay below one standard error (0.009): with a margin as
+    narrow as the interval itself, equal accuracies fail one seed in five.
 
     Args:
         P: the page's parameters.
@@ -812,12 +874,12 @@ def small_init_accuracy_not_worse(P, R: Result) -> Claim:
     return Claim(
         "small_init_accuracy_not_worse",
         "observation",
-        value=[v[1] + e for v, e in zip(accuracy_gain(P, R), test_se(P, R), strict=True)],
+        value=[v[1] + e for v, e in zip(accuracy_gain(P, R), test_resolution(P, R), strict=True)],
         bound=0.0,
         op=">=",
         statement="book-obs-figure1-accuracy",
         applies=[hyp_three_runs(P), hyp_book_size(P)],
-        detail="smallest over d: lower end of acc(small) − acc(Glorot) interval + 1 SE",
+        detail="smallest over d: lower end of acc(small) − acc(Glorot) interval + 1.96 SE",
     )
 
 
@@ -831,8 +893,9 @@ def accuracy_falls_with_d(P, R: Result) -> Claim:
         R: the runs.
 
     Returns:
-        The observation; not applicable with fewer than 3 runs or runs smaller than the book
-        profile's.
+        The observation; not applicable with fewer than 3 runs, runs smaller than the book
+        profile's, or where the plug-in classifier predicts no resolvable fall
+        (:func:`hyp_predicted_fall`: ``beta = 0.2`` at the book profile).
     """
     return Claim(
         "accuracy_falls_with_d",
@@ -841,7 +904,7 @@ def accuracy_falls_with_d(P, R: Result) -> Claim:
         bound=0.0,
         op=">",
         statement="book-obs-figure1-accuracy",
-        applies=[hyp_three_runs(P), hyp_book_size(P)],
+        applies=[hyp_three_runs(P), hyp_book_size(P), hyp_predicted_fall(P)],
         detail="lower end of the 95% interval of acc(smallest d) − acc(largest d)",
     )
 
@@ -1043,7 +1106,13 @@ def accuracy_fall_text(P, R: Result, passed: bool | None) -> str:
             ": with n fixed, the mean's norm d^β grows more slowly than the noise the network "
             "must average out."
             if passed
-            else " (the check of this fall does not apply at these parameters)."
+            else " (the check of this fall does not apply at these parameters"
+            + (
+                ")."
+                if hyp_predicted_fall(P).holds
+                else ": the plug-in classifier predicts no fall larger than the test set's "
+                "resolution here)."
+            )
         )
     )
 
