@@ -33,6 +33,7 @@ def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
 
     Args:
         values: the repetitions (one per seed or run; any shape, read flat), at least one.
+
         level: the interval's coverage, in ``(0, 1)`` (0.95: a 95% interval).
 
     Returns:
@@ -66,13 +67,16 @@ def fit_slope(x, y, *, axes: str = "loglog", stderr: bool = False):
 
     Args:
         x: the abscissae, one-dimensional, at least two points and not all equal (positive on
-            ``"loglog"`` axes).
-        y: the ordinates, shape ``(len(x),)``, or ``(rows, len(x))`` for one series per row (one
-            per seed) fitted against the same ``x``; positive on ``"loglog"`` axes. A ``nan``
-            gives a ``nan`` slope (of its row only).
+        ``"loglog"`` axes).
+
+        y: the ordinates, shape ``(len(x),)``, or ``(rows, len(x))`` for one series per row
+        (one per seed) fitted against the same ``x``; positive on ``"loglog"`` axes. A ``nan``
+        gives a ``nan`` slope (of its row only).
+
         axes: ``"loglog"`` (default) or ``"linear"``.
+
         stderr: also return the slope's standard error (``nan`` with two points: no residual
-            degree of freedom).
+        degree of freedom).
 
     Returns:
         the slope (a float; an array of one slope per row for two-dimensional ``y``), or
@@ -80,7 +84,7 @@ def fit_slope(x, y, *, axes: str = "loglog", stderr: bool = False):
 
     Raises:
         ValueError: ``axes`` unknown, shapes that do not match, fewer than two points, a
-            constant ``x``, or a non-positive value on ``"loglog"`` axes.
+        constant ``x``, or a non-positive value on ``"loglog"`` axes.
     """
     if axes not in AXES:
         raise ValueError(f"axes must be one of {AXES}, got {axes!r}")

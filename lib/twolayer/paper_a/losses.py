@@ -60,10 +60,12 @@ def exponential(q: torch.Tensor) -> torch.Tensor:
 
 
 def exponential_g(q: torch.Tensor) -> torch.Tensor:
+    """``-ell'(q) = exp(-q)``."""
     return torch.exp(-q)
 
 
 def exponential_log(q: torch.Tensor) -> torch.Tensor:
+    """``log ell(q) = log g(q) = -q``."""
     return -q
 
 
@@ -159,7 +161,7 @@ def numpy_exponential_log(q: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class NumpyLoss:
-    """A loss of :data:`LOSSES` on NumPy arrays: ``ell``, ``g = -ell'``, ``log ell``,
+    """A loss of :func:`get_loss` on NumPy arrays: ``ell``, ``g = -ell'``, ``log ell``,
     ``log g``."""
 
     name: str
@@ -169,6 +171,7 @@ class NumpyLoss:
     log_g: Callable[[np.ndarray], np.ndarray]
 
 
+#: the losses of :func:`get_loss` on NumPy arrays, by the same names
 NUMPY_LOSSES = {
     "logistic": NumpyLoss(
         "logistic", numpy_logistic, numpy_logistic_g, numpy_logistic_log_loss, numpy_logistic_log_g

@@ -76,12 +76,16 @@ def normalize_by_margin(net, W, X, y, *, strict: bool = True) -> torch.Tensor:
 
     Args:
         net: the network (its ``margins``).
+
         W: weights ``(..., m, d)``.
+
         X: the data ``(n, d)``.
+
         y: the labels ``(n,)``.
+
         strict: ``True``: every ``W`` must classify every point correctly (smallest margin
-            ``> 0``), else ``ValueError``; ``False``: NaN for the ``W`` that do not (a batch of
-            runs, some not yet separating the data).
+        ``> 0``), else ``ValueError``; ``False``: NaN for the ``W`` that do not (a batch of
+        runs, some not yet separating the data).
 
     Returns:
         ``W`` divided by its smallest margin, same shape as ``W``.
