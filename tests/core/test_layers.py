@@ -1,5 +1,5 @@
 """The library's layers (CONTRIBUTING.md, "Naming and layout"), imports flowing one way:
-``core`` (seeds, device, io, store, lockfile) imports nothing else of the book; the papers'
+``core`` (seeds, device, io, store, lockfile, stats) imports nothing else of the book; the papers'
 mathematics (``paper_a``, ``paper_b``) only ``core`` and themselves; the chapters
 (``paper_*/chapters``) and the page machinery (``page``) sit above them; the chapters'
 registry (``twolayer.chapters``) above the chapters; the tools (``tools``: command line,

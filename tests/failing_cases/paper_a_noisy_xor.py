@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from twolayer.core import stats
 from twolayer.paper_a import xor
 from twolayer.paper_a.chapters import noisy_xor as chapter
 
@@ -63,7 +64,7 @@ def planted(
     )
     low_table = pd.DataFrame(
         [
-            dict(zip(("init", "error", "ci_low", "ci_high"), (s, *xor.t_interval(g.test_error))))
+            dict(zip(("init", "error", "ci_low", "ci_high"), (s, *stats.t_interval(g.test_error))))
             for s, g in low.groupby("init_scale")
         ]
     )

@@ -10,7 +10,8 @@ from dataclasses import replace
 import numpy as np
 
 from failing_cases import Case
-from twolayer.paper_b import fits, hermite
+from twolayer.core import stats
+from twolayer.paper_b import hermite
 from twolayer.paper_b import population as pop
 from twolayer.paper_b.chapters import hermite as ch
 
@@ -85,7 +86,7 @@ def _step_decay():
     d = _decay()
     coef = d.coef * d.ks**0.5
     sel = d.ks >= d.k_fit_min
-    return replace(d, coef=coef, slope=fits.loglog_slope(d.ks[sel], coef[sel]))
+    return replace(d, coef=coef, slope=stats.fit_slope(d.ks[sel], coef[sel]))
 
 
 def _kernel_with(coef=None, *, start=0):

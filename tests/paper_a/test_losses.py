@@ -1,9 +1,11 @@
-"""Tests of twolayer.paper_a.losses: values by hand, stability at huge margins, g = -ell'."""
+"""Tests of twolayer.paper_a.losses: values by hand, stability at huge margins, g = -ell'; the
+NumPy losses against the torch ones (values and derivatives)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -187,3 +189,61 @@ def test_get_loss_names():
 def test_get_loss_bad_name_raises(name):
     with pytest.raises(ValueError, match="loss must be one of"):
         Ls.get_loss(name)
+
+
+# --- the NumPy losses (the NumPy loop of twolayer.paper_a.flow) -----------------------------------
+
+NUMPY_PAIRS = [
+    ("logistic", "ell", Ls.numpy_logistic, Ls.logistic),
+    ("logistic", "g", Ls.numpy_logistic_g, Ls.logistic_g),
+    ("logistic", "log_ell", Ls.numpy_logistic_log_loss, Ls.logistic_log_loss),
+    ("logistic", "log_g", Ls.numpy_logistic_log_g, Ls.logistic_log_g),
+    ("exp", "ell", Ls.numpy_exponential, Ls.exponential),
+    ("exp", "g", Ls.numpy_exponential_g, Ls.exponential_g),
+    ("exp", "log_ell", Ls.numpy_exponential_log, Ls.exponential_log),
+    ("exp", "log_g", Ls.numpy_exponential_log, Ls.exponential_log),
+]
+
+
+def _random_margins(seed: int) -> np.ndarray:
+    """Margins over every regime: moderate, around the logistic branch point 30, huge."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate(
+        [
+            rng.uniform(-30, 30, 400),
+            rng.uniform(29.0, 31.0, 100),
+            rng.uniform(30, 700, 100),
+            rng.normal(0, 3, (10, 10)).ravel(),
+        ]
+    )
+
+
+@pytest.mark.parametrize(("name", "part", "np_fn", "torch_fn"), NUMPY_PAIRS)
+def test_numpy_losses_agree_with_the_torch_ones(name, part, np_fn, torch_fn):
+    q = _random_margins(7)
+    got = np_fn(q)
+    assert isinstance(got, np.ndarray) and got.dtype == np.float64 and got.shape == q.shape
+    np.testing.assert_allclose(got, torch_fn(t(q)).numpy(), rtol=4 * EPS, atol=0)
+    # the registry names the same functions as the torch one
+    assert getattr(Ls.NUMPY_LOSSES[name], part) is np_fn
+    assert Ls.NUMPY_LOSSES[name].name == Ls.get_loss(name).name
+
+
+@pytest.mark.parametrize("name", ["logistic", "exp"])
+def test_numpy_derivatives_agree_with_torch_autograd(name):
+    """``g = -ell'`` and ``d log ell / dq = -g / ell``: the NumPy ``g`` and ``log g - log ell``
+    against autograd of the torch ``ell`` and ``log ell``, and a central difference of the
+    NumPy ``ell`` against the NumPy ``g``."""
+    npl, loss = Ls.NUMPY_LOSSES[name], Ls.get_loss(name)
+    q = _random_margins(11)
+    q = q[np.abs(q) <= 40]  # where ell and g are normal floats of moderate size
+    qt = t(q).requires_grad_(True)
+    (d_ell,) = torch.autograd.grad(loss.ell(qt).sum(), qt)
+    (d_log,) = torch.autograd.grad(loss.log_ell(qt).sum(), qt)
+    np.testing.assert_allclose(npl.g(q), -d_ell.numpy(), rtol=1e-13, atol=0)
+    np.testing.assert_allclose(
+        -np.exp(npl.log_g(q) - npl.log_ell(q)), d_log.numpy(), rtol=1e-12, atol=0
+    )
+    h = 1e-5
+    central = (npl.ell(q + h) - npl.ell(q - h)) / (2 * h)
+    np.testing.assert_allclose(-central, npl.g(q), rtol=1e-7, atol=1e-20)

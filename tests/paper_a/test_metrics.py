@@ -164,3 +164,23 @@ def test_normalize_by_margin_raises_on_misclassified_data():
         metrics.normalize_by_margin(net, W, X, y_bad)
     with pytest.raises(ValueError, match="separated"):  # one bad configuration in a batch
         metrics.normalize_by_margin(net, torch.stack([W, -W]), X, y)
+
+
+def test_normalize_by_margin_not_strict_gives_nan_where_not_separated():
+    """``strict=False`` (the runs of a batch, some not yet separating the data; the former
+    ``flow.normalised_by_margin``): the separating ``W`` as with ``strict=True``, NaN for the
+    others, including a zero smallest margin."""
+    net, W, X, y = toy()
+    Wb = torch.stack([W, -W, 2 * W, torch.zeros_like(W)])
+    out = metrics.normalize_by_margin(net, Wb, X, y, strict=False)
+    assert out.shape == Wb.shape
+    q = metrics.margins(net, W, X, y).min()
+    torch.testing.assert_close(out[0], W / q, rtol=1e-15, atol=0)
+    torch.testing.assert_close(out[2], W / q, rtol=1e-15, atol=0)  # W / min margin: scale-free
+    assert torch.isnan(out[1]).all() and torch.isnan(out[3]).all()
+    torch.testing.assert_close(
+        metrics.normalize_by_margin(net, W, X, y, strict=False),
+        metrics.normalize_by_margin(net, W, X, y),
+        rtol=0,
+        atol=0,
+    )

@@ -4,8 +4,6 @@ longer". (The runs and the run store are tested in tests/core/test_store.py.)"""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
@@ -36,15 +34,6 @@ def test_relative_curves():
     }
     out = rankdecay.relative_curves(R, ("grid", 50, 1.0), [0, 1])
     np.testing.assert_allclose(out, [[1, 0.5, 0.25], [1, 0.5, 0.25]])
-
-
-def test_t_interval():
-    mean, lo, hi = rankdecay.t_interval([1.0, 2.0, 3.0])
-    assert mean == 2.0
-    assert hi - mean == pytest.approx(4.302652729911275 * 1.0 / math.sqrt(3))
-    assert lo == pytest.approx(2 * mean - hi)
-    m, lo, hi = rankdecay.t_interval([5.0])
-    assert m == 5.0 and math.isnan(lo) and math.isnan(hi)
 
 
 def test_log_slopes_power_laws_and_noise():

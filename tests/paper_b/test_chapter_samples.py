@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from twolayer.core import seeds
+from twolayer.core import seeds, stats
 from twolayer.page.contract import ParameterError
 from twolayer.paper_b import algorithm1 as alg
-from twolayer.paper_b import fits
 from twolayer.paper_b import population as pop
 from twolayer.paper_b import samples as smp
 from twolayer.paper_b import teacher as tmod
@@ -176,7 +175,7 @@ def test_exponent_se_predicts_the_spread_over_independent_draws():
         err = 1.4 * ds[:, None, None] * np.exp(z) / np.sqrt(n)[:, :, None]
         study = {"err": err, "n": n, "ds": ds, "ratios": ratios}
         S2 = err**2 * n[:, :, None]
-        slopes.append(fits.loglog_slope(ds, np.sqrt(S2.mean(axis=(1, 2)))))
+        slopes.append(stats.fit_slope(ds, np.sqrt(S2.mean(axis=(1, 2)))))
         ses.append(chapter.exponent_se(study)[0] ** 2)
     assert math.sqrt(np.mean(ses)) == pytest.approx(np.std(slopes), rel=0.15)
     assert chapter.exponent_se(study)[1] == 3 * (K - 1)
@@ -221,5 +220,5 @@ def test_kappa_drift_bounds_the_population_constant():
             G = pop.grad(net, t, 0.0).W
             g2.append(np.sum(G * G) / np.sum(net.a**2))
         C.append(math.sqrt((2 * Eyx / np.mean(g2) - 1) / d**2))
-    shift = fits.loglog_slope([8, 16, 32], C)  # the exponent of error sqrt(n) / d
+    shift = stats.fit_slope([8, 16, 32], C)  # the exponent of error sqrt(n) / d
     assert chapter.drift_shift([8, 16, 32]) - 0.01 <= shift < 0

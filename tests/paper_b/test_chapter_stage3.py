@@ -236,6 +236,26 @@ def test_rate_lower_estimate_is_never_above_the_fitted_slope():
                 assert low == pytest.approx(2.0)
 
 
+def test_fit_after_burn_in_reads_a_rate_only_where_there_is_one():
+    """The slope of an exact power law after the burn-in, with a standard error of 0; ``nan``
+    (no rate to read) with fewer than three points after the burn-in or a value measured as 0
+    (the moved negative case of the former ``landscape.loglog_fit``)."""
+    P, R = run()
+
+    def fit(values):
+        epochs = len(values)
+        lam = P.lam0 / 2.0 ** np.arange(epochs)
+        table = R.table.iloc[:1].loc[np.zeros(epochs, dtype=int)].reset_index(drop=True)
+        table["epoch"], table["lambda"], table["far mass"] = np.arange(epochs), lam, values
+        return ch.fit_after_burn_in(dataclasses.replace(R, table=table), "far mass")
+
+    lam = P.lam0 / 2.0 ** np.arange(5)
+    slope, se = fit(3 * lam**1.5)
+    assert slope == pytest.approx(1.5, rel=1e-12) and se < 1e-10
+    assert all(math.isnan(v) for v in fit(3 * lam[:3] ** 1.5))  # two points after the burn-in
+    assert all(math.isnan(v) for v in fit(np.array([1.0, 0.5, 0.0, 0.1, 0.05])))
+
+
 def test_m_star_beyond_the_random_teachers_range_is_refused():
     # r = 2 fits at most 4 teacher neurons 40 degrees apart (up to sign): a Constraint, not an
     # error in the teacher's construction

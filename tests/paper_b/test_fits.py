@@ -1,18 +1,11 @@
-"""Log-log slopes and their bootstrap spread (twolayer.paper_b.fits)."""
+"""The bootstrap spread of a statistic over repetitions (twolayer.paper_b.fits); the log-log
+slope it is used with is tested in tests/core/test_stats.py."""
 
 import numpy as np
 import pytest
 
+from twolayer.core import stats
 from twolayer.paper_b import fits
-
-
-def test_loglog_slope_exact_power_and_rejects_non_positive():
-    x = np.array([1.0, 2.0, 4.0, 8.0])
-    assert fits.loglog_slope(x, 3 * x**-1.5) == pytest.approx(-1.5)
-    with pytest.raises(ValueError):
-        fits.loglog_slope(x, [1.0, 0.0, 1.0, 1.0])
-    with pytest.raises(ValueError):
-        fits.loglog_slope([1.0], [1.0])
 
 
 def test_bootstrap_spread_shrinks_with_repetitions_and_covers_truth():
@@ -21,7 +14,7 @@ def test_bootstrap_spread_shrinks_with_repetitions_and_covers_truth():
 
     def est(reps):
         Y = x[:, None] ** -1.0 * np.exp(0.1 * rng.standard_normal((4, reps)))
-        return fits.bootstrap(lambda Y: fits.loglog_slope(x, Y.mean(-1)), [Y], seed=1)
+        return fits.bootstrap(lambda Y: stats.fit_slope(x, Y.mean(-1)), [Y], seed=1)
 
     few, many = est(4), est(64)
     assert many.se < few.se

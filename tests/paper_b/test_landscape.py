@@ -1,8 +1,6 @@
 """Unit tests of twolayer.paper_b.landscape (Stage 3's gaps, Lemma 6's window, the per-epoch
 table and Lemma 10 along a trajectory) and of Stage 3's records (algorithm1.stage3)."""
 
-import math
-
 import numpy as np
 import pytest
 
@@ -58,13 +56,6 @@ def test_lemma6_window():
     assert land.lemma6_window(zeta, lam).tolist() == [False, True, False, False]
     # a point the optimum does not resolve is left out
     assert not land.lemma6_window(zeta, lam, resolution=1e-4)[1]
-
-
-def test_loglog_fit():
-    x = np.geomspace(1, 100, 7)
-    s, se = land.loglog_fit(x, 3 * x**1.7)
-    assert s == pytest.approx(1.7) and se < 1e-10
-    assert math.isnan(land.loglog_fit([1, 2], [1, 2])[0])
 
 
 def test_visible_threshold():

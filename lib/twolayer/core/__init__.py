@@ -5,9 +5,10 @@
 ``io``        atomic writes in open formats (JSON, CSV, ``.npz`` without pickle); the checkout
 ``store``     the run store: finished configurations keyed by a hash of their parameters
 ``lockfile``  which ``requirements.lock`` the environment was installed from
+``stats``     the Student-t interval and the least-squares (log-log) slope every chapter shares
 """
 
 from ._lazy import lazy_submodules
 
-__all__ = ["device", "io", "lockfile", "seeds", "store"]
+__all__ = ["device", "io", "lockfile", "seeds", "stats", "store"]
 __getattr__ = lazy_submodules(__name__, __all__)

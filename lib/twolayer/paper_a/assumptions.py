@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..core import stats
+
 
 @dataclass(frozen=True)
 class NearOrthogonality:
@@ -292,7 +294,7 @@ def log_exponent(rows, n_boot: int = 200, seed: int = 0, level: float = 0.95):
         y = np.asarray(ys)
         if not np.isfinite(y).all():
             return math.nan
-        return float(np.polyfit(x, y, 1)[0])
+        return stats.fit_slope(x, y, axes="linear")
 
     b = fit(False)
     boots = np.array([fit(True) for _ in range(n_boot)])

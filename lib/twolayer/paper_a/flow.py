@@ -32,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..core import stats
+from . import losses, metrics
 from .trainer import log_spaced_steps
 
 
@@ -122,7 +124,6 @@ def normalized_flow(
     the tiny arrays of Section 3 (and which is no slower on the larger ones of noisy XOR), and
     agrees with the trainer to rounding (a test compares them to 1e-12). ``progress`` is
     accepted for compatibility and ignored."""
-    from .losses import get_loss
     from .trainer import DivergenceError
 
     ck = np.unique(np.asarray(checkpoints, dtype=int))
@@ -130,7 +131,7 @@ def normalized_flow(
         raise ValueError("checkpoints must be non-negative step numbers")
     if ck[0] != 0:
         ck = np.concatenate([[0], ck])
-    lossf = get_loss(loss) if isinstance(loss, str) else loss
+    lossf = losses.get_loss(loss) if isinstance(loss, str) else loss
     W = W0.clone(memory_format=torch.contiguous_format)
     if W.ndim != 3:
         raise ValueError("W0 must have shape (B, m, d)")
@@ -195,7 +196,7 @@ NUMPY_LOOP = True  # False: every run takes the torch loop (the trainer's update
 def _numpy_ok(net, lossf, W, X) -> bool:
     return (
         getattr(net.phi, "name", None) == "leaky_relu"
-        and lossf.name in ("exp", "logistic")
+        and lossf.name in losses.NUMPY_LOSSES
         and W.dtype == torch.float64
         and X.dtype == torch.float64
         and W.device.type == "cpu"
@@ -203,27 +204,9 @@ def _numpy_ok(net, lossf, W, X) -> bool:
     )
 
 
-def _np_softplus(z):
-    return np.logaddexp(z, 0.0)
-
-
-def _np_log_ell(name: str, q):
-    """``log ell(q)`` as :mod:`twolayer.paper_a.losses` computes it."""
-    if name == "exp":
-        return -q
-    big = q > 30.0
-    safe = np.where(big, 0.0, q)
-    with np.errstate(divide="ignore"):
-        small = np.log(_np_softplus(-safe))
-    return np.where(big, -q - 0.5 * np.exp(-q), small)
-
-
-def _np_log_g(name: str, q):
-    return -q if name == "exp" else -_np_softplus(q)
-
-
 def _numpy_flow(net, lossf, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, lr_arr, ck):
-    """:func:`normalized_flow`'s loop in NumPy (leaky ReLU, exponential or logistic loss)."""
+    """:func:`normalized_flow`'s loop in NumPy (leaky ReLU, exponential or logistic loss, the
+    NumPy losses of :data:`twolayer.paper_a.losses.NUMPY_LOSSES`)."""
     from .trainer import DivergenceError
 
     Wn = W.numpy().copy()
@@ -240,12 +223,12 @@ def _numpy_flow(net, lossf, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, l
     hist = np.empty((steps + 1, B))
     Ws = [Wn.copy()]
     marks = set(int(c) for c in ck[1:])
-    name = lossf.name
+    npl = losses.NUMPY_LOSSES[lossf.name]
     for t in range(steps + 1):
         Z = Wn @ Xt
         pos = Z >= 0
         q = yn * (a @ np.where(pos, Z, gamma * Z))
-        log_ell = _np_log_ell(name, q)
+        log_ell = npl.log_ell(q)
         mx = log_ell.max(axis=-1, keepdims=True)
         lse = mx + np.log(np.exp(log_ell - mx).sum(axis=-1, keepdims=True))
         hist[t] = lse[:, 0]
@@ -257,7 +240,7 @@ def _numpy_flow(net, lossf, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor, l
             Ws.append(Wn.copy())
         if t == steps:
             break
-        C = np.where(pos, 1.0, gamma) * (np.exp(_np_log_g(name, q) - lse) * yn)[..., None, :]
+        C = np.where(pos, 1.0, gamma) * (np.exp(npl.log_g(q) - lse) * yn)[..., None, :]
         C *= a_col
         Wn += lr_b * (C @ Xn)
     log_loss = hist - math.log(Xn.shape[-2])
@@ -338,20 +321,12 @@ def _f64(a) -> torch.Tensor:
     return torch.as_tensor(np.asarray(a, dtype=np.float64))
 
 
-def normalised_by_margin(net, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """``W / min_i y_i f(x_i; W)`` for ``W`` of shape ``(..., m, d)``; NaN where the smallest
-    margin is not positive (the data are not separated)."""
-    q = net.margins(W, X, y).min(dim=-1).values
-    q = torch.where(q > 0, q, torch.full_like(q, float("nan")))
-    return W / q[..., None, None]
-
-
 def distance_history(run: FlowRun, net, X, y, *, W_star) -> np.ndarray:
     """``||W~ - W*||_F / ||W*||_F`` with ``W~`` the margin-normalised weights, at every
     checkpoint and configuration: shape ``(K, B)`` (NaN where the data are not separated)."""
     X, y = _f64(X), _f64(y)
     Ws = torch.as_tensor(np.asarray(W_star, dtype=np.float64))
-    Wn = normalised_by_margin(net, run.W, X, y)
+    Wn = metrics.normalize_by_margin(net, run.W, X, y, strict=False)
     return (torch.linalg.norm(Wn - Ws, dim=(-2, -1)) / torch.linalg.norm(Ws)).numpy()
 
 
@@ -367,7 +342,7 @@ def rate_slopes(s, values, decades: float = 1.0) -> np.ndarray:
     for b in range(v2.shape[1]):
         ok = keep & np.isfinite(v2[:, b]) & (v2[:, b] > 0)
         if ok.sum() >= 2:
-            out[b] = np.polyfit(np.log(s[ok]), np.log(v2[ok, b]), 1)[0]
+            out[b] = stats.fit_slope(s[ok], v2[ok, b])
     return out if v.ndim > 1 else out[0]
 
 

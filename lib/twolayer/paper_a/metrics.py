@@ -68,11 +68,31 @@ def normalized_margins(net, W, X, y) -> torch.Tensor:
     return margins(net, W, X, y) / torch.linalg.matrix_norm(W).unsqueeze(-1)
 
 
-def normalize_by_margin(net, W, X, y) -> torch.Tensor:
+def normalize_by_margin(net, W, X, y, *, strict: bool = True) -> torch.Tensor:
     """``W / min_i y_i f(x_i; W)``: the rescaling under which the smallest margin is 1, i.e. a
-    feasible point of Problem (1) (Paper A). Requires every point to be classified correctly."""
+    feasible point of Problem (1) (Paper A); batched over the leading axes of ``W``. Used by
+    ``paper_a/gradient_flow`` and ``paper_a/kkt_not_max_margin`` (the margin-normalised
+    weights ``W~`` of :func:`twolayer.paper_a.flow.distance_history`).
+
+    Args:
+        net: the network (its ``margins``).
+
+        W: weights ``(..., m, d)``.
+
+        X: the data ``(n, d)``.
+
+        y: the labels ``(n,)``.
+
+        strict: ``True``: every ``W`` must classify every point correctly (smallest margin
+        ``> 0``), else ``ValueError``; ``False``: NaN for the ``W`` that do not (a batch of
+        runs, some not yet separating the data).
+
+    Returns:
+        ``W`` divided by its smallest margin, same shape as ``W``.
+    """
     W = _t(W)
     qmin = margins(net, W, X, y).min(dim=-1).values
-    if torch.any(qmin <= 0):
+    if strict and torch.any(qmin <= 0):
         raise ValueError("normalize_by_margin needs min_i y_i f(x_i; W) > 0 (data not separated)")
+    qmin = torch.where(qmin > 0, qmin, torch.full_like(qmin, float("nan")))
     return W / qmin.reshape(*qmin.shape, 1, 1)

@@ -18,8 +18,8 @@ bits), and a :class:`~twolayer.core.store.RunStore` returns exactly the numbers 
 
 The chapter ``notebooks/paper_a/figure1`` builds its configurations with :func:`figure1_configs`
 and reads them with :func:`relative_curves`, :func:`log_slopes` (a trend over seeds with a
-confidence interval), :func:`init_vs_steps` (Section 5: the initialization scale against
-training longer) and :func:`mean_ci`.
+confidence interval) and :func:`init_vs_steps` (Section 5: the initialization scale against
+training longer); its intervals are :func:`twolayer.core.stats.t_interval`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..core import stats
 from ..core.device import resolve_dtype
 from ..core.seeds import derive
 from ..core.store import RunStore
@@ -249,34 +250,16 @@ def relative_curves(results: Mapping, key_prefix: tuple, run_seeds) -> np.ndarra
     return curves / curves[:, :1]
 
 
-def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
-    """``(mean, lo, hi)``: the mean of ``values`` (one per seed) with its Student-t interval;
-    ``lo = hi = nan`` for fewer than two values."""
-    from scipy.stats import t as student
-
-    v = np.asarray(values, dtype=np.float64).reshape(-1)
-    mean = float(v.mean())
-    if v.size < 2:
-        return mean, math.nan, math.nan
-    half = float(student.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return mean, mean - half, mean + half
-
-
-mean_ci = t_interval
-
-
 def log_slopes(values, x, level: float = 0.95) -> dict:
     """The trend of positive ``values`` (``(seeds, len(x))``) in ``x`` on log-log axes: the
     least-squares slope of ``log values`` against ``log x`` for each seed, their mean and its
-    Student-t interval over seeds: ``{"slope", "ci": [lo, hi], "per_seed"}``."""
+    Student-t interval over seeds (:func:`twolayer.core.stats.fit_slope` per row,
+    :func:`twolayer.core.stats.t_interval`): ``{"slope", "ci": [lo, hi], "per_seed"}``."""
     v = np.asarray(values, dtype=np.float64)
-    lx = np.log(np.asarray(x, dtype=np.float64))
-    if v.ndim != 2 or v.shape[1] != lx.size or lx.size < 2:
-        raise ValueError("values must be (seeds, len(x)) with at least two x")
-    if np.any(v <= 0):
-        raise ValueError("log_slopes needs positive values")
-    per_seed = np.polyfit(lx, np.log(v).T, 1)[0]
-    mean, lo, hi = t_interval(per_seed, level)
+    if v.ndim != 2:
+        raise ValueError(f"values must be (seeds, len(x)), got shape {v.shape}")
+    per_seed = stats.fit_slope(x, v)
+    mean, lo, hi = stats.t_interval(per_seed, level)
     return {"slope": mean, "ci": [lo, hi], "per_seed": per_seed.tolist()}
 
 
@@ -302,7 +285,7 @@ def init_vs_steps(
     out = []
     for big, small in zip(scales[:-1], scales[1:], strict=True):
         lr = np.log(curves_by_scale[small][:, k]) - np.log(curves_by_scale[big][:, -1])
-        mean, lo, hi = t_interval(lr, level)
+        mean, lo, hi = stats.t_interval(lr, level)
         out.append(
             {
                 "larger": float(big),

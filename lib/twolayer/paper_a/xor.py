@@ -13,9 +13,9 @@ has a linear decision boundary (item 6), hence test error 1/2 too, from any init
   scales, extending the runs until the measured ``1/s`` rate brings the decision boundary of
   the runs that satisfy the assumption within ``tol`` of linear, and measures train error, test
   error and the agreement of ``sign f`` with the linear rule ``sign <z, x>``;
-* :func:`t_interval` is the confidence interval over seeds the chapter reports, and
-  :func:`chance_slack` how far a network's test error may be from 1/2 when its boundary is
-  linear on all but a fraction of the test points.
+* :func:`summarise` reports the confidence interval over seeds
+  (:func:`twolayer.core.stats.t_interval`), and :func:`chance_slack` how far a network's test
+  error may be from 1/2 when its boundary is linear on all but a fraction of the test points.
 
 Seeds derive from the page's seed through :mod:`twolayer.core.seeds`.
 """
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..core import seeds
+from ..core import seeds, stats
 from ..core.device import resolve_dtype
 from . import assumptions, data, flow, kkt
 
@@ -205,20 +205,6 @@ def train_and_test(
     return out
 
 
-def t_interval(values, conf: float = 0.95) -> tuple[float, float, float]:
-    """``(mean, low, high)``: the ``conf`` Student-t interval for the mean of ``values``
-    (at least two of them)."""
-    from scipy import stats
-
-    v = np.asarray(values, dtype=float)
-    if v.size < 2:
-        raise ValueError("a t-interval needs at least two values")
-    if not 0 < conf < 1:
-        raise ValueError("conf must lie in (0, 1)")
-    half = stats.t.ppf(0.5 + conf / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
-    return float(v.mean()), float(v.mean() - half), float(v.mean() + half)
-
-
 def chance_slack(n_test: int, runs: int, disagreement: float, sds: float = 5.0) -> float:
     """How far the mean test error of ``runs`` networks, each on its own ``n_test`` fresh
     points, may lie from 1/2 when a network errs where its linear rule ``sign <z, x>`` errs
@@ -238,7 +224,7 @@ def summarise(runs: pd.DataFrame, conf: float, n_test: int, num_seeds: int) -> p
     :func:`chance_slack` (no disagreement allowance) of 1/2."""
     rows = []
     for (scale, dd), g in runs.groupby(["init_scale", "d"]):
-        err, lo, hi = t_interval(g.test_error, conf)
+        err, lo, hi = stats.t_interval(g.test_error, conf)
         rows.append(
             {
                 "init": scale,

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ..core import seeds
+from ..core import seeds, stats
 from . import algorithm1 as alg
 from . import features as feat
 from . import fits, hermite
@@ -170,7 +170,7 @@ def coverage_sweep(ms, teacher_list, seed: int) -> dict:
 def slope_estimate(ms, cov: np.ndarray, seed: int) -> fits.Estimate:
     """Log-log slope of the mean coverage (over the repeats, the columns) against the width,
     with its bootstrap spread over the repeats."""
-    return fits.bootstrap(lambda Y: fits.loglog_slope(ms, Y.mean(-1)), [cov], seed=seed)
+    return fits.bootstrap(lambda Y: stats.fit_slope(ms, Y.mean(-1)), [cov], seed=seed)
 
 
 # --- Stage 2 -------------------------------------------------------------------------------------
@@ -296,5 +296,7 @@ def zeta_eps0_slope(sweep: dict, seed: int) -> fits.Estimate:
     (the columns). Raises ``ValueError`` if some ``zeta <= 0`` (the grid estimate of the
     minimum is then too coarse to give a gap)."""
     return fits.bootstrap(
-        lambda E, Z: fits.loglog_slope(E, Z), [sweep["eps0"], sweep["zeta"]], seed=seed
+        lambda E, Z: stats.fit_slope(np.ravel(E), np.ravel(Z)),
+        [sweep["eps0"], sweep["zeta"]],
+        seed=seed,
     )

@@ -1,9 +1,10 @@
-"""Log-log slopes and their spread over repetitions, for the Paper B chapters' observations.
+"""The spread of a statistic over repetitions, for the Paper B chapters' observations.
 
 A page that asserts a rate (``zeta = O(eps0)``, ``error ~ d / sqrt(n)``, coverage
-``~ m^{-1/(r-1)}``) fits a slope on log-log axes and derives its margin from the spread over
-the page's own repetitions (seeds, teachers, sample draws): :func:`bootstrap` resamples the
-repetitions (the last axis of every array, with one shared index) and recomputes the statistic.
+``~ m^{-1/(r-1)}``) fits a slope on log-log axes (:func:`twolayer.core.stats.fit_slope`) and
+derives its margin from the spread over the page's own repetitions (seeds, teachers, sample
+draws): :func:`bootstrap` resamples the repetitions (the last axis of every array, with one
+shared index) and recomputes the statistic.
 Used in {ref}`chapter-paperb-stage1`, {ref}`chapter-paperb-stage2` and
 {ref}`chapter-paperb-samples`.
 """
@@ -13,17 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-
-def loglog_slope(x, y) -> float:
-    """Least-squares slope of ``log y`` against ``log x`` (every value must be positive)."""
-    x = np.asarray(x, dtype=np.float64).ravel()
-    y = np.asarray(y, dtype=np.float64).ravel()
-    if x.size != y.size or x.size < 2:
-        raise ValueError("need at least two (x, y) pairs of equal length")
-    if np.any(x <= 0) or np.any(y <= 0):
-        raise ValueError("log-log slope of non-positive values")
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
 @dataclass

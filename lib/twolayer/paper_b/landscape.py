@@ -66,20 +66,6 @@ def resolution_along(traj: Trajectory, opts: list) -> np.ndarray:
     return np.array([opts[k].resolution for k in traj.arrays()["epoch"]])
 
 
-def loglog_fit(x, y) -> tuple[float, float]:
-    """Least-squares slope of ``log y`` on ``log x`` and its standard error (``nan`` with fewer
-    than three points)."""
-    x, y = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
-    if len(x) < 3 or np.ptp(x) == 0:
-        return math.nan, math.nan
-    A = np.stack([x, np.ones_like(x)], 1)
-    coef = np.linalg.lstsq(A, y, rcond=None)[0]
-    resid = y - A @ coef
-    s2 = float(resid @ resid) / max(len(x) - 2, 1)
-    cov = s2 * np.linalg.inv(A.T @ A)
-    return float(coef[0]), float(math.sqrt(cov[0, 0]))
-
-
 def epoch_table(
     traj: Trajectory,
     teacher: Teacher,

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ..core import seeds
+from ..core import seeds, stats
 from . import features as feat
 from . import fits
 from . import population as pop
@@ -205,7 +205,7 @@ def d_exponent(study: dict, min_ratio: float = 1.0, seed: int = 0):
     scaled = study["err"][:, sel, :] * np.sqrt(study["n"][:, sel])[:, :, None]
 
     def stat(S):
-        return fits.loglog_slope(study["ds"], np.sqrt(np.mean(S**2, axis=(1, 2))))
+        return stats.fit_slope(study["ds"], np.sqrt(np.mean(S**2, axis=(1, 2))))
 
     return fits.bootstrap(stat, [scaled], seed=seed)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import norm as gaussian
 
-from ...core import seeds
+from ...core import seeds, stats
 from ...core.store import RunStore
 from ...page.checks import Claim, Hypothesis, make_hypothesis
 from ...page.contract import (
@@ -472,7 +472,7 @@ def accuracy_gain(P, R: Result) -> list[tuple]:
     ``(mean, lo, hi)`` with its 95% interval."""
     g1, gs = R.si(1.0), len(R.scales) - 1
     return [
-        rankdecay.t_interval(
+        stats.t_interval(
             [
                 float(R.grid_test_accuracy[R.gi(d), gs, k] - R.grid_test_accuracy[R.gi(d), g1, k])
                 for k in range(len(R.run_seeds))
@@ -487,9 +487,7 @@ def accuracy_fall(P, R: Result) -> tuple:
     run: ``(mean, lo, hi)``."""
     gs, a = len(R.scales) - 1, R.grid_test_accuracy
     lo, hi = R.gi(P.dims[0]), R.gi(P.dims[-1])
-    return rankdecay.t_interval(
-        [float(a[lo, gs, k] - a[hi, gs, k]) for k in range(len(R.run_seeds))]
-    )
+    return stats.t_interval([float(a[lo, gs, k] - a[hi, gs, k]) for k in range(len(R.run_seeds))])
 
 
 def heat(P, R: Result, which: str) -> np.ndarray:

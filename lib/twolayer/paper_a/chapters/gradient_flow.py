@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...core import seeds
+from ...core import seeds, stats
 from ...page.checks import Claim, Hypothesis, make_hypothesis
 from ...page.contract import (
     ChapterSpec,
@@ -39,7 +39,7 @@ from ...page.contract import (
     Int,
     ListOf,
 )
-from .. import assumptions, data, flow, kkt, models
+from .. import assumptions, data, flow, kkt, metrics, models
 
 SOLVER_TOL = 1e-7  # Clarabel runs to 1e-10 gaps (1e-8 on its fallback)
 MULTS = (1e-3, 1.0, 10.0)  # the three initialization scales, times init_scale
@@ -781,7 +781,7 @@ def item4_unique_optimum(P, T: Training, applies) -> Claim:
 def norm_ratios(S: Target, T: Training) -> np.ndarray:
     """``||W~||_F^2 / ||W*||_F^2`` at every checkpoint of every run (NaN where the data are not
     separated): ``W~`` has every margin at least 1, so it is feasible for Problem (1)."""
-    Wn_all = flow.normalised_by_margin(S.net, T.run.W, _t(S.Xc), _t(S.y))
+    Wn_all = metrics.normalize_by_margin(S.net, T.run.W, _t(S.Xc), _t(S.y), strict=False)
     return ((torch.linalg.norm(Wn_all, dim=(-2, -1)) / np.linalg.norm(S.sol.W)) ** 2).numpy()
 
 
@@ -814,7 +814,8 @@ def rate_slopes(S: Target, T: Training) -> np.ndarray:
 def slope_standard_errors(s, values, decades: float = 1.0) -> np.ndarray:
     """The least-squares standard error of the slopes of :func:`twolayer.paper_a.flow.rate_slopes`
     (same window: the last ``decades`` of ``s``), ``sqrt(SSR / (k - 2) / S_xx)`` over the
-    ``k`` points of the window; NaN with fewer than three points."""
+    ``k`` points of the window (:func:`twolayer.core.stats.fit_slope`); NaN with fewer than three
+    points."""
     s = np.asarray(s, dtype=float)
     v2 = np.asarray(values, dtype=float).reshape(len(s), -1)
     keep = (s > 0) & (s >= s.max() / 10**decades)
@@ -822,10 +823,7 @@ def slope_standard_errors(s, values, decades: float = 1.0) -> np.ndarray:
     for b in range(v2.shape[1]):
         ok = keep & np.isfinite(v2[:, b]) & (v2[:, b] > 0)
         if ok.sum() >= 3:
-            x, yv = np.log(s[ok]), np.log(v2[ok, b])
-            slope, icpt = np.polyfit(x, yv, 1)
-            ssr = float(((yv - (slope * x + icpt)) ** 2).sum())
-            out[b] = math.sqrt(ssr / (ok.sum() - 2) / float(((x - x.mean()) ** 2).sum()))
+            out[b] = stats.fit_slope(s[ok], v2[ok, b], stderr=True)[1]
     return out
 
 

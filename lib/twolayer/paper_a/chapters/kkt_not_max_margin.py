@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ...core import seeds
+from ...core import seeds, stats
 from ...core.device import default_device, resolve_dtype
 from ...page.checks import Claim, Hypothesis, make_hypothesis
 from ...page.contract import (
@@ -313,7 +313,7 @@ def algebra_metrics(P, A: Algebra) -> dict:
     the assumption holds (``nan`` when none does) and the fitted power of ``eps`` in the angle
     over the whole grid."""
     tab = A.table
-    slope = float(np.polyfit(np.log(tab.eps), np.log(tab.angle), 1)[0])
+    slope = stats.fit_slope(tab.eps, tab.angle)
     small = tab[tab.eps <= 1 / 72]
     return {
         "max_multiplier_error": float(tab.err_printed.max()),

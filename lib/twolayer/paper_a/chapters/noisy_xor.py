@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ...core import seeds as seeds_
+from ...core import stats
 from ...page.checks import Claim, Hypothesis, make_hypothesis
 from ...page.contract import ChapterSpec, Choice, Device, Float, Int, ListOf
 from .. import models, xor
@@ -238,7 +239,7 @@ def compute(P, *, device=None, dtype="float64", keep_weights: bool = False) -> R
     low = xor.train_and_test(
         net, low_batch, P.loss, P.init_scales, steps=P.steps, seed=P.seed, **on_device
     )
-    low_err = {s: xor.t_interval(g.test_error, P.conf) for s, g in low.groupby("init_scale")}
+    low_err = {s: stats.t_interval(g.test_error, P.conf) for s, g in low.groupby("init_scale")}
     low_table = pd.DataFrame(
         [{"init": s, "error": v[0], "ci_low": v[1], "ci_high": v[2]} for s, v in low_err.items()]
     )

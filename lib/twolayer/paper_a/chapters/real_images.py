@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...core import seeds
+from ...core import seeds, stats
 from ...core.device import default_device, resolve_dtype
 from ...page.checks import Claim, Hypothesis, make_hypothesis
 from ...page.contract import (
@@ -480,16 +480,16 @@ def max_after_min(R: Result, i: int) -> float:
 def loo_slopes(scales, mins) -> np.ndarray:
     """Least-squares slopes of ``log(mins)`` against ``log(scales)`` with one scale left out
     in turn (the slope of all of them when there are only two)."""
-    x, y = np.log(np.asarray(scales, float)), np.log(np.asarray(mins, float))
+    x, y = np.asarray(scales, float), np.asarray(mins, float)
     if x.size < 3:
-        return np.array([np.polyfit(x, y, 1)[0]])
+        return np.array([stats.fit_slope(x, y)])
     keep = ~np.eye(x.size, dtype=bool)
-    return np.array([np.polyfit(x[k], y[k], 1)[0] for k in keep])
+    return np.array([stats.fit_slope(x[k], y[k]) for k in keep])
 
 
 def scale_slope(R: Result) -> float:
     """Least-squares slope of log(smallest stable rank) against log(initialization scale)."""
-    return float(np.polyfit(np.log(R.init_scales), np.log(R.min_stable_ranks), 1)[0])
+    return stats.fit_slope(R.init_scales, R.min_stable_ranks)
 
 
 def scale_monotone(R: Result) -> bool:

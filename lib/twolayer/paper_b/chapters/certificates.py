@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twolayer.core import seeds
+from twolayer.core import seeds, stats
 from twolayer.page.checks import Claim, Hypothesis, make_hypothesis
 from twolayer.page.contract import ChapterSpec, Constraint, Float, Int, ListOf
 from twolayer.paper_b import algorithm1 as alg
@@ -891,7 +891,7 @@ def test_function(P, R: CertificateStep) -> TestFunction:
     i0 = int(np.argmax(R.teacher.a > 0))
     Wl = np.cos(th)[:, None] * R.C.U[i0] + np.sin(th)[:, None] * R.C.T[i0][:, 0]
     hw = np.array([cert.half_width(ell) for ell in test_ells])
-    hw_slope = float(np.polyfit(np.log(test_ells), np.log(hw), 1)[0])
+    hw_slope = stats.fit_slope(test_ells, hw)
     worst = max(
         float(
             np.max(
@@ -986,7 +986,7 @@ def split_pair(P, R: CertificateStep, i0: int) -> SplitPair:
     pair = feat.split_pair_loss(R.teacher, i0, deltas)
     single = feat.split_pair_loss(R.teacher, i0, deltas, pair=False)
     return SplitPair(
-        deltas, pair, single, land.loglog_fit(deltas, pair)[0], land.loglog_fit(deltas, single)[0]
+        deltas, pair, single, stats.fit_slope(deltas, pair), stats.fit_slope(deltas, single)
     )
 
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twolayer.core import seeds
+from twolayer.core import seeds, stats
 from twolayer.page.checks import Claim, Hypothesis
 from twolayer.page.contract import ChapterSpec, Choice, Constraint, Float, Int, ListOf
-from twolayer.paper_b import fits, hermite, kernels
+from twolayer.paper_b import hermite, kernels
 from twolayer.paper_b import population as pop
 from twolayer.paper_b import teacher as tmod
 from twolayer.paper_b.chapters import assumptions as paper_assumptions
@@ -288,7 +288,7 @@ def gauss_hermite_fit(R: Coefficients) -> tuple[bool, float]:
     the log-log slope of Gauss-Hermite's error over them (NaN when they do not)."""
     fit = [(n, e) for n, e in zip(R.gh_nodes, R.gh_err, strict=True) if n >= GH_FIT_MIN_NODES]
     resolves = len(fit) >= 2 and fit[-1][0] >= 4 * fit[0][0]
-    slope = fits.loglog_slope(*zip(*fit, strict=True)) if resolves else float("nan")
+    slope = stats.fit_slope(*zip(*fit, strict=True)) if resolves else float("nan")
     return resolves, slope
 
 
@@ -358,7 +358,7 @@ def decay(P) -> Decay:
     coef = np.abs([hermite.relu_coefficient(int(k)) for k in ks])
     C = (2 * math.pi) ** -0.5 * (math.pi / 2) ** -0.25
     sel = ks >= P.k_fit_min
-    slope = fits.loglog_slope(ks[sel], coef[sel])
+    slope = stats.fit_slope(ks[sel], coef[sel])
     return Decay(ks, coef, C, slope, P.k_fit_min)
 
 

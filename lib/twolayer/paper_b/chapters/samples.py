@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from twolayer.core import seeds
+from twolayer.core import seeds, stats
 from twolayer.page.checks import Claim, Hypothesis, make_hypothesis
 from twolayer.page.contract import ChapterSpec, Constraint, Float, Int, ListOf
 from twolayer.paper_b import algorithm1 as alg
@@ -263,7 +263,7 @@ def drift_shift(ds, kappa: float = KAPPA_DRIFT) -> float:
     ``ds`` (least squares of ``log(1 + kappa / d)`` against ``log d``): negative, about
     ``-kappa (1/d_min - 1/d_max) / log(d_max / d_min)``."""
     ds = np.asarray(ds, dtype=np.float64)
-    return float(np.polyfit(np.log(ds), np.log1p(kappa / ds), 1)[0])
+    return stats.fit_slope(np.log(ds), np.log1p(kappa / ds), axes="linear")
 
 
 def t_multiplier(dof: int, coverage: float = COVERAGE) -> float:

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...core import seeds
+from ...core import seeds, stats
 from ...page.checks import Claim, Hypothesis
 from ...page.contract import ChapterSpec, Choice, Constraint, Int, ListOf, Optional
 from .. import early_stages as es
-from .. import fits
 from .. import teacher as tmod
 from . import assumptions as paper_assumptions
 
@@ -275,7 +274,7 @@ def step_study(P, T: Teachers) -> StepStudy:
     # the slope's standard error from the bootstrap standard errors of the medians
     x = np.log(dd) - np.log(dd).mean()
     y_se = sweep["se median err corrected"] / sweep["median err corrected"]
-    slope = fits.loglog_slope(dd, sweep["median err corrected"])
+    slope = stats.fit_slope(dd, sweep["median err corrected"])
     slope_se = float(np.sqrt(np.sum((x / np.sum(x * x)) ** 2 * y_se**2)))
     return StepStudy(
         d=dd,
@@ -285,7 +284,7 @@ def step_study(P, T: Teachers) -> StepStudy:
         norm_limit=limits["norm"],
         error_slope=slope,
         error_slope_se=slope_se,
-        off_slope=fits.loglog_slope(dd, sweep["median off"]),
+        off_slope=stats.fit_slope(dd, sweep["median off"]),
     )
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...core import seeds
+from ...core import seeds, stats
 from ...page.checks import Claim, Hypothesis, make_hypothesis
 from ...page.contract import ChapterSpec, Choice, Constraint, Float, Int
 from .. import algorithm1 as alg
@@ -334,11 +334,24 @@ def after_burn_in(R: Result) -> pd.Series:
     return R.table["epoch"] >= 1
 
 
+def _loglog_fit(x, y) -> tuple[float, float]:
+    """Log-log slope of ``y`` against ``x`` and its standard error
+    (:func:`twolayer.core.stats.fit_slope`); ``(nan, nan)`` where the page has no rate to read:
+    fewer than three points (no standard error), a single ``x``, or a value that is not
+    positive and finite (a gap or mass measured as 0)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 3 or not (np.all(np.isfinite(x) & (x > 0)) and np.all(np.isfinite(y) & (y > 0))):
+        return math.nan, math.nan
+    if np.ptp(np.log(x)) == 0:
+        return math.nan, math.nan
+    return stats.fit_slope(x, y, stderr=True)
+
+
 def fit_after_burn_in(R: Result, column: str) -> tuple[float, float]:
     """Log-log slope (and its standard error) of ``column`` against ``lambda_k`` after the
-    burn-in (:func:`twolayer.paper_b.landscape.loglog_fit`)."""
+    burn-in (``nan`` with fewer than three epochs after it)."""
     after = after_burn_in(R)
-    return land.loglog_fit(R.table.loc[after, "lambda"], R.table.loc[after, column])
+    return _loglog_fit(R.table.loc[after, "lambda"], R.table.loc[after, column])
 
 
 #: fewest points after the burn-in for which a rate's lower estimate is the fitted slope minus
@@ -366,7 +379,7 @@ def rate_lower(R: Result, column) -> tuple[float, str]:
     lam = R.table.loc[after, "lambda"].to_numpy()
     v = values[after.to_numpy()]
     if len(v) >= SE_POINTS:
-        slope, se = land.loglog_fit(lam, v)
+        slope, se = _loglog_fit(lam, v)
         return slope - 3 * se, "fitted slope minus 3 SE"
     if len(v) < 2:  # epochs = 2: one epoch after the burn-in, no halving to read a rate from
         return math.nan, "no rate (fewer than two epochs after the burn-in)"
@@ -399,7 +412,7 @@ def lemma6_fit(R: Result) -> tuple[float, float]:
     window points of all epochs."""
     window = lemma6_window(R)
     y = R.tr["grad_norm2"] * R.tr["lam"] ** 2
-    return land.loglog_fit(R.zeta[window], y[window])
+    return _loglog_fit(R.zeta[window], y[window])
 
 
 def lemma6_ratio(R: Result, *, upper: bool = True) -> np.ndarray:
@@ -415,7 +428,7 @@ def gradient_zeta_exponent(R: Result) -> float:
     """Exponent ``q`` of ``||grad L_lambda||^2 ~ zeta^q`` over every recorded step with
     ``zeta > 0``."""
     pos = R.zeta > 0
-    q, _ = land.loglog_fit(R.zeta[pos], R.tr["grad_norm2"][pos])
+    q, _ = _loglog_fit(R.zeta[pos], R.tr["grad_norm2"][pos])
     return q
 
 
@@ -445,7 +458,7 @@ def time_to_loss_fit(R: Result, eta: float) -> tuple[float, float]:
     its first steps."""
     eps, T = time_to_loss(R, eta)
     after = after_burn_in(R).to_numpy()
-    return land.loglog_fit(1.0 / eps[after], T[after])
+    return _loglog_fit(1.0 / eps[after], T[after])
 
 
 def proof_radius(R: Result) -> np.ndarray:
@@ -1447,7 +1460,7 @@ def metrics(P, R: Result) -> dict:
     """
     table, tr = R.table, R.tr
     res = table["optimum resolution"].to_numpy()
-    slope, _ = land.loglog_fit(table["lambda"], table["L"])
+    slope, _ = _loglog_fit(table["lambda"], table["L"])
     rate, _ = fit_after_burn_in(R, "max mass delta^2")
     last_row = table.iloc[-1]
     window = lemma6_window(R)
