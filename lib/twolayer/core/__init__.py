@@ -5,9 +5,11 @@
 ``io``        atomic writes in open formats (JSON, CSV, ``.npz`` without pickle); the checkout
 ``store``     the run store: finished configurations keyed by a hash of their parameters
 ``lockfile``  which ``requirements.lock`` the environment was installed from
+``params``    a chapter's parameters: their types, the size profiles, their validation
+``fmt``       the one number formatter of every table and sentence that shows a value
 """
 
 from ._lazy import lazy_submodules
 
-__all__ = ["device", "io", "lockfile", "seeds", "store"]
+__all__ = ["device", "fmt", "io", "lockfile", "params", "seeds", "store"]
 __getattr__ = lazy_submodules(__name__, __all__)
