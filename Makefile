@@ -56,7 +56,7 @@ paper-times: $(STAMP)
 # (checks, metrics, time, machine, date) and the run's figures; each chapter shows it beside its
 # own run ("At the paper's scale"). Commit book/generated/paper after it.
 paper-collect: $(STAMP)
-	$(PY) -m twolayer.page.paperscale runs/paper --progress runs/paper_profile.json
+	$(PY) -m twolayer.tools.paperscale runs/paper --progress runs/paper_profile.json
 
 # Every test (see tests/conftest.py): ruff (lint and format check), the unit tests, every
 # chapter once in a strict smoke build of the whole book (its HTML and each chapter's results
@@ -129,7 +129,7 @@ mutate: $(STAMP)
 	$(PY) -m pip install --quiet "mutmut==3.8.1"
 	$(PY) tests/mutate.py
 
-# The benchmark (lib/twolayer/tools/bench.py): the trainers against the machine's peak, the batched
+# The benchmark (lib/twolayer/tools/bench/): the trainers against the machine's peak, the batched
 # trainer against a naive loop, Figure 1's sweep, Paper B's gradient and every notebook; prints
 # its figures and writes bench.json (the "Execution times" page shows the committed table).
 bench: $(STAMP)

@@ -1,15 +1,17 @@
 """Shared helpers of the test suite (fixtures are in ``conftest.py``).
 
 * the chapters (``NOTEBOOKS``, ``chapter_name``), ``_toc.yml`` and ``_config.yml``;
-* :func:`execute` / :func:`run_chapter`: the one papermill wrapper (smoke profile unless
-  told otherwise, the notebook's folder as working directory, a per-cell timeout so a hung
-  kernel fails the test instead of stalling the run);
+* :func:`execute` / :func:`run_chapter`: a page run with the library's notebook runner
+  (``twolayer.tools.runner.execute``: smoke profile unless told otherwise, the notebook's
+  folder as working directory, a per-cell timeout so a hung kernel fails the test instead of
+  stalling the run);
 * :func:`book_build`: the strict build of the whole book, with every chapter's results JSON;
 * ``TINY``: a minimal notebook that follows the notebook contract, for the sweep tests.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -57,27 +59,19 @@ def book_config() -> dict:
     return yaml.safe_load((ROOT / "_config.yml").read_text())
 
 
-# --- papermill --------------------------------------------------------------------------------
+# --- running a page ---------------------------------------------------------------------------
 
 
 def execute(nb: str | os.PathLike, out_dir: str | os.PathLike, name: str | None = None, **params):
     """Execute the notebook ``nb`` (``.md`` or ``.ipynb``; its paired ``.ipynb`` runs) with
-    ``params`` into ``out_dir/<name>.ipynb``; ``profile`` defaults to ``"smoke"``. Raises
+    ``params`` into ``out_dir/<name>-out.ipynb`` with the notebook runner
+    (:func:`twolayer.tools.runner.execute`, in the notebook's folder, each cell stopped after
+    ``CELL_TIMEOUT``); ``profile`` defaults to ``"smoke"``. Raises
     ``papermill.PapermillExecutionError`` when a cell raises (its ``ename``, ``evalue``)."""
-    import papermill as pm
+    from twolayer.tools.runner import execute as run
 
-    nb = Path(nb).with_suffix(".ipynb")
-    out = Path(out_dir) / f"{name or nb.stem}-out.ipynb"
-    params = {"profile": "smoke", **params}
-    return pm.execute_notebook(
-        str(nb),
-        str(out),
-        parameters=params,
-        cwd=str(nb.parent),
-        progress_bar=False,
-        kernel_name="python3",
-        execution_timeout=CELL_TIMEOUT,
-    )
+    out = Path(out_dir) / f"{name or Path(nb).stem}-out.ipynb"
+    return run(nb, out, {"profile": "smoke", **params}, cell_timeout=CELL_TIMEOUT)
 
 
 def run_chapter(
@@ -150,7 +144,8 @@ kernelspec:
 
 ```{code-cell} ipython3
 import os, signal, time
-from twolayer.page.contract import Bool, Contract, Float, Int, OptionalPath
+from twolayer.core.params import Bool, Float, Int, OptionalPath
+from twolayer.page.contract import Contract
 contract = Contract({"x": Int(0, 100), "fail": Bool(), "sleep": Float(0, 60),
                      "kill_marker": OptionalPath(), "started": OptionalPath()},
                     {"smoke": {}, "book": {}, "paper": {}}, globals())
@@ -235,3 +230,113 @@ def parameters_cell(md: Path) -> dict:
         target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
         out[target.id] = ast.literal_eval(node.value)
     return out
+
+
+# --- run folders without a kernel (the runner's and the sweep's unit tests) ----------------------
+
+
+def results_record(params, metrics=None, checks=None) -> dict:
+    """A results file as a page's contract writes it, with these parameters."""
+    return {
+        "params": params,
+        "metrics": metrics if metrics is not None else {"m": 1.0},
+        "checks": checks if checks is not None else {"c": True},
+        "check_details": {},
+    }
+
+
+def write_results(run_dir: Path, obj) -> Path:
+    """``obj`` (a results record, or text) as the run folder's ``results.json``."""
+    from twolayer.tools.runner import RESULTS
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    text = obj if isinstance(obj, str) else json.dumps(obj)
+    (run_dir / RESULTS).write_text(text)
+    return run_dir
+
+
+def fake_papermill(recorded_extra=None, fail=None):
+    """A stand-in for papermill.execute_notebook: writes what the notebook would write, with the
+    profile's values filled in for parameters asked as None (here: 7); ``fail(parameters)``
+    says when a cell raises. Returns the stand-in and the list of the parameters it was
+    called with."""
+    calls = []
+
+    def execute_notebook(nb, out, parameters, **kw):
+        calls.append(dict(parameters))
+        Path(out).write_text("{}")
+        if fail is not None and fail(parameters):
+            import papermill as pm
+
+            raise pm.PapermillExecutionError(
+                0, 1, "contract.finish()", "CheckFailed", "sanity check 'c' failed", []
+            )
+        params = {k: (7 if v is None else v) for k, v in parameters.items()}
+        params.update(recorded_extra or {})
+        path = Path(parameters["results_path"])
+        path.write_text(json.dumps(results_record(params, {"sq": params.get("x", 0) ** 2})))
+
+    return execute_notebook, calls
+
+
+# --- a kept paper-profile run (tools/paperscale and page/paperscale) -------------------------
+
+#: a 1x1 PNG, the figure of the kept run
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+def paper_results(profile="paper", value=0.5, passed=True):
+    """A results file of a paper-profile run: one theorem check, one not applicable."""
+    return {
+        "params": {"seed": 0, "profile": profile, "results_path": "/x.json", "n": 400},
+        "checks": {"bound_holds": passed, "skipped": None},
+        "check_details": {
+            "bound_holds": {
+                "kind": "theorem",
+                "statement": "a-thm-1",
+                "applies": True,
+                "value": value,
+                "op": "<=",
+                "bound": 1.0,
+            },
+            "skipped": {
+                "kind": "observation",
+                "statement": None,
+                "applies": False,
+                "value": None,
+                "op": ">",
+                "bound": 0.0,
+            },
+        },
+        "metrics": {"rate": 0.25, "curve": [1.0, 2.0], "flag": True},
+        "environment": {"python": "3.11", "device": "cpu", "dtype": "float64"},
+    }
+
+
+def kept_paper_run(tmp_path, results):
+    """``results`` and an executed notebook with one captioned figure, as ``bench --keep``
+    leaves them (``runs/paper_x/ch.json`` and ``.ipynb``), and an empty book root: ``(runs,
+    root)``."""
+    import nbformat
+
+    src = tmp_path / "runs" / "paper_x"
+    src.mkdir(parents=True)
+    (src / "ch.json").write_text(json.dumps(results))
+    nb = nbformat.v4.new_notebook()
+    fig = nbformat.v4.new_code_cell("plot()")
+    fig.metadata["mystnb"] = {"figure": {"caption": "A curve.", "name": "fig-ch-curve"}}
+    fig.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"image/png": base64.b64encode(PNG).decode(), "text/plain": "<Figure>"},
+        )
+    ]
+    plain = nbformat.v4.new_code_cell("x = 1")
+    nb.cells = [plain, fig]
+    nbformat.write(nb, src / "ch.ipynb")
+    root = tmp_path / "book_root"
+    (root / "book").mkdir(parents=True)
+    (root / "_toc.yml").write_text("root: intro\n")
+    return tmp_path / "runs", root

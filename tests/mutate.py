@@ -87,12 +87,18 @@ MODULES = {
         )
     },
     **{m: f"twolayer.page.{m}" for m in ("contract", "checks", "claims")},
+    "params": "twolayer.core.params",
     "seeds": "twolayer.core.seeds",
     "stats": "twolayer.core.stats",
+    "runner": "twolayer.tools.runner",
     "sweep": "twolayer.tools.sweep",
 }
-# modules of which only some functions are mutated: the sweep's resume logic
-FUNCTIONS = {"twolayer.tools.sweep": ("is_done", "gather", "_flatten")}
+# modules of which only some functions are mutated: the resume logic (a run folder's
+# completeness, the sweep's table)
+FUNCTIONS = {
+    "twolayer.tools.runner": ("is_done",),
+    "twolayer.tools.sweep": ("gather", "_flatten"),
+}
 
 # functions whose every non-equivalent mutant must be killed: the formulas the pages compute
 # and the theorem checks rely on (not the thin wrappers around them). mutmut makes no mutant of
@@ -404,7 +410,7 @@ MUST_KILL = {
         "margin",
         "factor",
     ),
-    "twolayer.page.contract": (
+    "twolayer.core.params": (
         "Int.validate",
         "Float.validate",
         "Choice.validate",
@@ -416,6 +422,7 @@ MUST_KILL = {
     "twolayer.page.claims": ("statuses", "_cannot_carry"),
     "twolayer.core.seeds": ("_key", "derive", "rng"),
     "twolayer.core.stats": ("t_interval", "fit_slope"),
+    "twolayer.tools.runner": FUNCTIONS["twolayer.tools.runner"],
     "twolayer.tools.sweep": FUNCTIONS["twolayer.tools.sweep"],
 }
 
@@ -1073,6 +1080,8 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 'atomic_write_csv(out / "table.csv", df.to_dict("RECORDS"))',
             ): MESSAGE_CASE,
         },
+    },
+    "tools.runner": {
         "is_done": {
             (
                 'res = json.loads(path.read_text(encoding="utf-8"))',

@@ -7,15 +7,16 @@
 
 Layers, imports flowing one way (each imports only those below it):
 
-``twolayer.tools``                  the tools: the ``twolayer`` command, the notebook runner
-                                    (sweep), robustness, reference results, benchmark
+``twolayer.tools``                  the tools: the ``twolayer`` command, the notebook runner,
+                                    sweep, robustness, reference results, benchmark,
+                                    paper-scale collection
 ``twolayer.chapters``               the chapters' modules by name (for the tools and tests)
 ``twolayer.page``                   the page machinery: contract, checks, claims, plotting,
                                     paper-scale records
 ``twolayer.paper_a.chapters``,      one module per chapter: parameters, experiment, checks
 ``twolayer.paper_b.chapters``
 ``twolayer.paper_a``, ``paper_b``   the papers' mathematics, importing only ``core``
-``twolayer.core``                   seeds, device, io, store, lockfile
+``twolayer.core``                   seeds, device, io, store, lockfile, params, fmt
 
 Importing ``twolayer`` imports nothing else; subpackages load their modules on first use.
 """

@@ -1,10 +1,13 @@
 """The library's layers (CONTRIBUTING.md, "Naming and layout"), imports flowing one way:
-``core`` (seeds, device, io, store, lockfile, stats) imports nothing else of the book; the papers'
-mathematics (``paper_a``, ``paper_b``) only ``core`` and themselves; the chapters
-(``paper_*/chapters``) and the page machinery (``page``) sit above them; the chapters'
-registry (``twolayer.chapters``) above the chapters; the tools (``tools``: command line,
-notebook runner, robustness, reference, benchmark) on top. And each module's docstring names
-the chapters that use it (the library reference page is generated from the docstrings)."""
+``core`` (seeds, device, io, store, lockfile, params, fmt, stats) imports nothing else of the
+book; the papers' mathematics (``paper_a``, ``paper_b``) only ``core`` and themselves; the
+chapters (``paper_*/chapters``) and the page machinery (``page``: contract, checks, claims,
+plotting, paperscale) sit above them; the chapters' registry (``twolayer.chapters``) above the
+chapters; the tools (``tools``: command line, notebook runner, sweep, robustness, reference,
+the benchmark package, the paper-scale collection) on top. Each layer holds the modules that
+say what it holds (``LAYOUT``), the page machinery has no command line, and each module's
+docstring names the chapters that use it (the library reference page is generated from the
+docstrings)."""
 
 from __future__ import annotations
 
@@ -27,7 +30,17 @@ ALLOWED = {
     | {"chapters", "tools", "__init__"},
     "__init__": {"core"},
 }
-TOOLS = {"sweep", "robustness", "bench", "reference", "cli"}
+TOOLS = {"sweep", "robustness", "bench", "reference", "cli", "runner", "paperscale"}
+
+# The modules each package holds (``name`` a module, ``name/`` a package): what the layers say
+# they hold. ``core/stats.py`` (fits and intervals shared by the chapters) may be there or not.
+LAYOUT = {
+    "core": {"_lazy", "device", "fmt", "io", "lockfile", "params", "seeds", "store"},
+    "page": {"checks", "claims", "contract", "paperscale", "plotting"},
+    "tools": {"bench/", "cli", "paperscale", "reference", "robustness", "runner", "sweep"},
+    "tools/bench": {"__main__", "gemm", "notebooks", "paper_a", "paper_b", "report", "timing"},
+}
+OPTIONAL = {"core": {"stats"}}
 
 
 def _layer_of(parts: list[str]) -> str:
@@ -82,6 +95,40 @@ def test_imports_flow_one_way(path):
     layer = _layer(path)
     bad = _imported_layers(path) - ALLOWED[layer]
     assert not bad, f"{path.relative_to(LIB)} ({layer}) imports {sorted(bad)}"
+
+
+def _held(package: str) -> set[str]:
+    folder = LIB / package
+    modules = {p.stem for p in folder.glob("*.py") if p.name != "__init__.py"}
+    packages = {f"{p.name}/" for p in folder.iterdir() if (p / "__init__.py").is_file()}
+    return modules | packages
+
+
+@pytest.mark.parametrize("package", sorted(LAYOUT))
+def test_each_layer_holds_what_it_says(package):
+    """``core`` holds the parameter types (``params``) and the one number formatter (``fmt``);
+    the benchmark is a package run as ``python -m twolayer.tools.bench``; the one notebook
+    runner and the paper-scale collection are tools."""
+    held = _held(package)
+    assert LAYOUT[package] <= held, f"missing from {package}: {sorted(LAYOUT[package] - held)}"
+    extra = held - LAYOUT[package] - OPTIONAL.get(package, set())
+    assert not extra, f"{package} holds modules the layout does not name: {sorted(extra)}"
+
+
+def _defined(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+
+
+def test_the_paper_scale_collection_is_a_tool():
+    """The page shows a paper-profile record (``page/paperscale``); collecting the records and
+    their command line (``python -m twolayer.tools.paperscale``) are a tool's."""
+    collection = {"collect", "profile_table", "notebook_figures", "scalar_metrics", "main"}
+    assert collection <= _defined(LIB / "tools" / "paperscale.py")
+    assert not collection & _defined(LIB / "page" / "paperscale.py")
+    assert {"beside", "comparison", "comparison_table", "check_rows"} <= _defined(
+        LIB / "page" / "paperscale.py"
+    )
 
 
 def test_the_check_sees_a_wrong_import():

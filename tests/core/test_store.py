@@ -10,8 +10,8 @@ import os
 import numpy as np
 import pytest
 
+from twolayer.core.params import OptionalDir, ParameterError
 from twolayer.core.store import RunStore, canonical_config, config_key
-from twolayer.page.contract import OptionalDir, ParameterError
 from twolayer.paper_a import rankdecay
 
 

@@ -1,6 +1,7 @@
-"""``python -m twolayer.tools.bench`` at tiny sizes: the functions run, return the documented keys,
-and every value is finite. Speed is never asserted here (targets belong to the benchmark's
-output, not to timed tests)."""
+"""``python -m twolayer.tools.bench`` (the package ``twolayer.tools.bench``: ``timing``, ``gemm``,
+``paper_a``, ``paper_b``, ``notebooks``, ``report``) at tiny sizes: the functions run, return the
+documented keys, and every value is finite. Speed is never asserted here (targets belong to the
+benchmark's output, not to timed tests)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 from twolayer.tools import bench
+from twolayer.tools.bench import gemm, notebooks, paper_a, paper_b, report, timing
 
 CPU = torch.device("cpu")
 
@@ -31,32 +33,30 @@ def finite_numbers(d, path="") -> list[str]:
 
 @pytest.fixture(scope="module")
 def tiny():
-    peak = {
-        dt: bench.peak_gemm(dt, CPU, sizes=(32, 64), repeats=2) for dt in ("float64", "float32")
-    }
+    peak = {dt: gemm.peak_gemm(dt, CPU, sizes=(32, 64), repeats=2) for dt in ("float64", "float32")}
     return {
-        "environment": bench.environment(CPU),
+        "environment": timing.environment(CPU),
         "peak": peak,
         "trainer": {
-            dt: bench.bench_trainer(
+            dt: paper_a.bench_trainer(
                 dt, B=2, steps=3, device=CPU, peak=peak[dt], shape=(8, 40, 6), repeats=2
             )
             for dt in ("float64", "float32")
         },
-        "naive": bench.bench_batched_vs_naive(
+        "naive": paper_a.bench_batched_vs_naive(
             configs=4, steps=5, naive_configs=2, device=CPU, shape=(4, 10, 4)
         ),
-        "figure1": bench.bench_figure1(
+        "figure1": paper_a.bench_figure1(
             steps=5, device=CPU, dims=(10, 20), n=8, m=4, n_test=16, records=3, peak=peak["float64"]
         ),
-        "population": bench.bench_population(n0=2000, repeats=2, m=10, d=6),
-        "paperb": bench.bench_paperb(device=CPU, m=12, d=6, B=3, repeats=2, stage3_steps=3),
+        "population": paper_b.bench_population(n0=2000, repeats=2, m=10, d=6),
+        "paperb": paper_b.bench_paperb(device=CPU, m=12, d=6, B=3, repeats=2, stage3_steps=3),
     }
 
 
 def test_tiny_benchmark_keys_and_finite_values(tiny):
     res = dict(tiny)
-    res["summary"] = bench.summary(res)
+    res["summary"] = report.summary(res)
     assert finite_numbers(res) == []
     s = res["summary"]
     for k in (
@@ -95,7 +95,7 @@ def test_tiny_benchmark_keys_and_finite_values(tiny):
     assert max(res["paperb"]["max_relative_difference"].values()) < 1e-12
     assert res["naive"]["max_relative_difference"] < 1e-10
     assert set(res["paperb"]["paperb_grad_seconds"]) == {"numpy_before", "numpy", "torch"}
-    out = bench.table(res)
+    out = report.table(res)
     assert "trainer_fraction_of_matmul_peak" in out and "Paper B gradient" in out
     json.dumps(res)  # the --json file is plain JSON
 
@@ -144,11 +144,11 @@ def test_paper_profile_seconds_per_chapter_in_the_summary():
             "peak_rss_mb": 492.0,
         }
     }
-    s = bench.summary(res)
+    s = report.summary(res)
     assert s["paper_profile_seconds_paper_b.stage1"] == 22.8
     assert s["paper_profile_seconds_paper_a.setting"] is None  # failed or stopped: no time
-    assert "paper_profile_seconds_paper_b.stage1" in bench.table(
-        {**res, "summary": s, "environment": bench.environment("cpu")}
+    assert "paper_profile_seconds_paper_b.stage1" in report.table(
+        {**res, "summary": s, "environment": timing.environment("cpu")}
     )
 
 
@@ -164,14 +164,30 @@ def test_keep_passes_results_path_and_keeps_the_executed_notebook(monkeypatch, t
         )
 
     monkeypatch.setattr(subprocess, "run", fake_run)
-    out = bench.bench_notebooks(
+    out = notebooks.bench_notebooks(
         "paper", build=False, chapters=["paper_b/stage1"], keep=tmp_path / "keep"
     )
     [cmd] = seen
     assert cmd[4] == str((tmp_path / "keep/paper_b/stage1.ipynb").resolve())
-    assert cmd[7] == str((tmp_path / "keep/paper_b/stage1.json").resolve())
+    assert cmd[6] == str((tmp_path / "keep/paper_b/stage1.json").resolve())
     assert out["notebook_seconds"] == {"paper_b/stage1": 1.0}
     # without keep: no results file is asked for
     seen.clear()
-    bench.bench_notebooks("paper", build=False, chapters=["paper_b/stage1"])
-    assert seen[0][7] == ""
+    notebooks.bench_notebooks("paper", build=False, chapters=["paper_b/stage1"])
+    assert seen[0][6] == ""
+
+
+@pytest.mark.slow  # 3.8 s: a fresh interpreter imports torch
+def test_the_package_runs_as_a_module():
+    """``python -m twolayer.tools.bench`` (the package's ``__main__``) reaches ``main``."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "twolayer.tools.bench", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "--only" in proc.stdout and "python -m twolayer.tools.bench" in proc.stdout

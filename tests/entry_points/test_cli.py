@@ -120,11 +120,29 @@ def test_console_script_is_installed():
     assert script.exists(), "pip install --no-deps -e . (the Makefile's install) creates it"
 
 
-def test_margin():
-    assert cli.margin(0.2, 1.0, "<=") == pytest.approx(0.8)
-    assert cli.margin(3.0, 1.0, ">") == pytest.approx(2.0)
-    assert cli.margin(0.5, [0.0, 2.0], "in") == pytest.approx(0.5)
-    assert cli.margin("x", 1.0, "<=") is None and cli.margin(1, 1, "==") is None
+def test_check_rows_show_each_check_as_the_page_does():
+    """The printed table: the library's one formatter for the numbers, the page's bound text,
+    the margin on the bound's side (0.25 against <= 1: 0.75), not-applicable rows without one,
+    theorems first."""
+    results = {
+        "checks": {"obs": True, "thm": False, "na": None},
+        "check_details": {
+            "obs": {"kind": "observation", "value": 12345.6, "op": "in", "bound": [0, 2e4]},
+            "thm": {
+                "kind": "theorem",
+                "value": 0.25,
+                "op": "<=",
+                "bound": 1,
+                "statement": "a-thm-3-2",
+            },
+            "na": {"kind": "sanity", "value": None, "op": ">", "bound": 0.0, "reason": "too short"},
+        },
+    }
+    assert cli.check_rows(results) == [
+        ("theorem", "thm", "Paper A, Theorem 3.2", "0.25", "≤ 1", "0.75", "FAIL"),
+        ("observation", "obs", "—", "1.23e4", "in [0, 20000]", "7654", "pass"),
+        ("sanity", "na", "—", "—", "> 0", "—", "not applicable: too short"),
+    ]
 
 
 @pytest.mark.slow

@@ -250,11 +250,12 @@ def test_no_summary_from_a_subset_or_an_unfinished_run(monkeypatch, tmp_path, fa
     assert not (tmp_path / "summary.md").exists()
 
 
-def test_patterns_select_the_sweeps_resume_logic_only():
+def test_patterns_select_the_resume_logic_only():
     assert M.patterns([MOD]) == [f"{MOD}.*"]
     assert M.patterns(["twolayer.tools.sweep"]) == [
-        f"twolayer.tools.sweep.x_{f}__mutmut_*" for f in ("is_done", "gather", "_flatten")
+        f"twolayer.tools.sweep.x_{f}__mutmut_*" for f in ("gather", "_flatten")
     ]
+    assert M.patterns(["twolayer.tools.runner"]) == ["twolayer.tools.runner.x_is_done__mutmut_*"]
 
 
 def test_configuration_agrees_with_the_script():

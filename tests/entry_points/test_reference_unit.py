@@ -12,6 +12,7 @@ import statistics
 import pytest
 
 from helpers import CHAPTERS
+from twolayer.core.fmt import fmt
 from twolayer.tools import reference as ref
 
 
@@ -62,7 +63,7 @@ def test_comparison_catches_a_change_beyond_its_tolerance_and_names_it():
     (far,) = ref.compare_chapter("paper_x/page", reference, {**same, "acc": 0.5 + 2 * tol})
     assert far.beyond
     text = str(far)
-    for part in ("paper_x/page", "acc", "0.5", repr(0.5 + 2 * tol), "monte-carlo", f"{tol:.3g}"):
+    for part in ("paper_x/page", "acc", "0.5", repr(0.5 + 2 * tol), "monte-carlo", fmt(tol)):
         assert part in text, (part, text)
     # exact and deterministic metrics: any change / beyond rounding
     assert ref.compare_chapter("p/q", reference, {**same, "n": 37})[0].beyond

@@ -1,7 +1,8 @@
-"""The sweep runner's resume logic and command line, in-process (no kernel, no cluster):
-``is_done`` on fabricated run folders, ``gather``'s statuses and table, ``_flatten``,
-``execute_run`` and ``run_sweep`` with papermill and the cluster replaced by fakes that write
-what a notebook writes, and ``main``'s ``--param`` parsing, errors and exit status."""
+"""The sweep's resume logic and command line, in-process (no kernel, no cluster): ``gather``'s
+statuses and table, ``_flatten``, ``run_sweep`` with papermill and the cluster replaced by
+fakes that write what a notebook writes (each run by the notebook runner,
+tests/entry_points/test_runner_unit.py), and ``main``'s ``--param`` parsing, errors and exit
+status."""
 
 from __future__ import annotations
 
@@ -11,93 +12,13 @@ import math
 import socket
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from twolayer.tools import sweep
-
-
-def _results(params, metrics=None, checks=None):
-    return {
-        "params": params,
-        "metrics": metrics if metrics is not None else {"m": 1.0},
-        "checks": checks if checks is not None else {"c": True},
-        "check_details": {},
-    }
-
-
-def _write(run_dir: Path, obj) -> Path:
-    run_dir.mkdir(parents=True, exist_ok=True)
-    text = obj if isinstance(obj, str) else json.dumps(obj)
-    (run_dir / sweep.RESULTS).write_text(text)
-    return run_dir
-
-
-# --- is_done ----------------------------------------------------------------------------------
-
-RECORDED = {
-    "seed": 3,
-    "profile": "smoke",
-    "results_path": "/x/results.json",
-    "num_eps": 7,
-    "gammas": [0.5, 0.9],
-}
-
-
-@pytest.mark.parametrize(
-    "asked",
-    [
-        {"seed": 3},
-        {"seed": 3, "profile": "smoke", "gammas": [0.5, 0.9]},
-        {"seed": np.int64(3), "gammas": (0.5, 0.9)},  # NumPy and tuples as JSON sees them
-        {"seed": 3, "num_eps": None},  # None: "the profile's value"
-        {"seed": 3, "num_eps": None, "profile": None},
-    ],
-    ids=["one", "several", "numpy-tuple", "none", "two-nones"],
-)
-def test_is_done_when_the_results_record_the_asked_parameters(tmp_path, asked):
-    assert sweep.is_done(_write(tmp_path / "r", _results(RECORDED)), asked)
-
-
-@pytest.mark.parametrize(
-    "asked",
-    [
-        {"seed": 4},  # another value
-        {"seed": 3, "num_eps": 8},
-        {"seed": 3, "gammas": [0.9, 0.5]},
-        {"seed": 3, "width": 10},  # a parameter the run never recorded
-        {"seed": 3, "width": None},  # ... even asked as None
-        {"seed": "3"},  # a string is not the integer
-    ],
-    ids=["other-value", "other-num_eps", "list-order", "unrecorded", "unrecorded-none", "type"],
-)
-def test_is_not_done_for_other_parameters(tmp_path, asked):
-    assert not sweep.is_done(_write(tmp_path / "r", _results(RECORDED)), asked)
-
-
-@pytest.mark.parametrize(
-    "content",
-    [
-        None,  # no results.json
-        "",  # empty
-        json.dumps(_results(RECORDED))[:40],  # truncated
-        "[1, 2]",  # not an object
-        json.dumps({"params": RECORDED, "metrics": {}}),  # no checks
-        json.dumps({"metrics": {}, "checks": {}}),  # no params
-        json.dumps({"params": [3], "metrics": {}, "checks": {}}),  # params not a mapping
-    ],
-    ids=["missing", "empty", "truncated", "list", "no-checks", "no-params", "params-list"],
-)
-def test_is_not_done_for_incomplete_results(tmp_path, content):
-    rd = tmp_path / "r"
-    rd.mkdir()
-    if content is not None:
-        (rd / sweep.RESULTS).write_text(content)
-    assert not sweep.is_done(rd, {"seed": 3})
-
+from helpers import fake_papermill, results_record, write_results
+from twolayer.tools import runner, sweep
 
 # --- _flatten and gather ----------------------------------------------------------------------
 
@@ -117,18 +38,20 @@ def test_gather_statuses_metrics_and_files(tmp_path):
     runs = [{"x": 1}, {"x": 2}, {"x": 3}, {"x": 4, "n": None}, {"x": 5}]
     rd = {sweep.run_id(p): tmp_path / "runs" / sweep.run_id(p) for p in runs}
     ids = [sweep.run_id(p) for p in runs]
-    _write(
+    write_results(
         rd[ids[0]],
-        _results(
+        results_record(
             {"x": 1}, {"loss": 0.5, "nested": {"a": 2}, "curve": [1, 2]}, {"c1": True, "c2": True}
         ),
     )
     (rd[ids[1]]).mkdir(parents=True)
-    (rd[ids[1]] / sweep.ERROR).write_text(json.dumps({"error": "CheckFailed"}))
+    (rd[ids[1]] / runner.ERROR).write_text(json.dumps({"error": "CheckFailed"}))
     # ids[2]: never ran -> missing
-    _write(rd[ids[3]], _results({"x": 4, "n": 9}, {"loss": 0.25}, {"c1": True, "thm": None}))
+    write_results(
+        rd[ids[3]], results_record({"x": 4, "n": 9}, {"loss": 0.25}, {"c1": True, "thm": None})
+    )
     # one check passed and one failed: all must pass (``any`` would call it passed)
-    _write(rd[ids[4]], _results({"x": 5}, {"loss": 0.1}, {"c0": True, "c1": False}))
+    write_results(rd[ids[4]], results_record({"x": 5}, {"loss": 0.1}, {"c0": True, "c1": False}))
     (tmp_path / "sweep.json").write_text(json.dumps({"runs": runs}))
     table = sweep.gather(tmp_path)  # runs read from sweep.json
     assert list(table.run_id) == sorted(ids)
@@ -155,71 +78,12 @@ def test_read_table_without_a_sweep(tmp_path):
 # --- execute_run and run_sweep with fakes -----------------------------------------------------
 
 
-def _fake_notebook(recorded_extra=None, fail=None):
-    """A stand-in for papermill.execute_notebook: writes what the notebook would write, with the
-    profile's values filled in for parameters asked as None (here: 7)."""
-    calls = []
-
-    def execute_notebook(nb, out, parameters, **kw):
-        calls.append(dict(parameters))
-        Path(out).write_text("{}")
-        if fail is not None and fail(parameters):
-            import papermill as pm
-
-            raise pm.PapermillExecutionError(
-                0, 1, "contract.finish()", "CheckFailed", "sanity check 'c' failed", []
-            )
-        params = {k: (7 if v is None else v) for k, v in parameters.items()}
-        params.update(recorded_extra or {})
-        path = Path(parameters["results_path"])
-        path.write_text(json.dumps(_results(params, {"sq": params.get("x", 0) ** 2})))
-
-    return execute_notebook, calls
-
-
-def test_execute_run_with_a_none_parameter_is_done(tmp_path, monkeypatch):
-    """A past bug: `-p num_eps=null` made every run FAILED ("finished without writing
-    a valid results.json") although each wrote its results."""
-    import papermill as pm
-
-    fake, _ = _fake_notebook()
-    monkeypatch.setattr(pm, "execute_notebook", fake)
-    res = sweep.execute_run("nb.ipynb", {"x": 2, "num_eps": None}, str(tmp_path / "r"))
-    assert res["status"] == "done" and res["error"] is None, res
-    assert (tmp_path / "r" / sweep.EXECUTED).exists()
-    assert not (tmp_path / "r" / sweep.ERROR).exists()
-
-
-def test_execute_run_failure_is_recorded_and_leaves_no_results(tmp_path, monkeypatch):
-    import papermill as pm
-
-    fake, _ = _fake_notebook(fail=lambda p: True)
-    monkeypatch.setattr(pm, "execute_notebook", fake)
-    rd = tmp_path / "r"
-    _write(rd, _results({"x": 2}))  # a stale result from an earlier run
-    res = sweep.execute_run("nb.ipynb", {"x": 2}, str(rd))
-    assert res["status"] == "failed" and res["error"] == "CheckFailed: sanity check 'c' failed"
-    assert not (rd / sweep.RESULTS).exists()
-    err = json.loads((rd / sweep.ERROR).read_text())
-    assert err["params"] == {"x": 2} and err["error"] == res["error"]
-
-
-def test_execute_run_without_results_is_a_failure(tmp_path, monkeypatch):
-    import papermill as pm
-
-    monkeypatch.setattr(
-        pm, "execute_notebook", lambda nb, out, parameters, **kw: Path(out).write_text("{}")
-    )
-    res = sweep.execute_run("nb.ipynb", {"x": 2}, str(tmp_path / "r"))
-    assert res["status"] == "failed" and "without writing a valid results.json" in res["error"]
-
-
 def _inline_submit(monkeypatch):
     """Run the jobs in this process instead of on a cluster."""
 
     def submit_runs(client, jobs, kernel_name="python3", progress=False, desc="runs"):
         for nb, p, rd in jobs:
-            yield (nb, p, rd), sweep.execute_run(str(nb), p, str(rd), kernel_name)
+            yield (nb, p, rd), runner.execute_run(str(nb), p, str(rd), kernel_name)
 
     monkeypatch.setattr(sweep, "submit_runs", submit_runs)
 
@@ -229,7 +93,7 @@ def test_resumed_sweep_with_a_none_parameter_redoes_nothing(tmp_path, monkeypatc
 
     nb = tmp_path / "nb.ipynb"
     nb.write_text("{}")
-    fake, calls = _fake_notebook()
+    fake, calls = fake_papermill()
     monkeypatch.setattr(pm, "execute_notebook", fake)
     _inline_submit(monkeypatch)
     grid, fixed = {"x": [1, 2, 3]}, {"num_eps": None}
@@ -248,13 +112,13 @@ def test_resumed_sweep_retries_only_failures_and_missing(tmp_path, monkeypatch):
 
     nb = tmp_path / "nb.ipynb"
     nb.write_text("{}")
-    fake, calls = _fake_notebook(fail=lambda p: p["x"] == 2)
+    fake, calls = fake_papermill(fail=lambda p: p["x"] == 2)
     monkeypatch.setattr(pm, "execute_notebook", fake)
     _inline_submit(monkeypatch)
     out = tmp_path / "s"
     rep = sweep.run_sweep(nb, {"x": [1, 2, 3]}, out, client=object())
     assert len(rep.done) == 2 and [f["params"] for f in rep.failed] == [{"x": 2}]
-    assert rep.failed[0]["notebook"].endswith(sweep.EXECUTED)
+    assert rep.failed[0]["notebook"].endswith(runner.EXECUTED)
     # a run whose folder was removed is missing; the next sweep does it and retries the failure
     import shutil
 
@@ -443,15 +307,10 @@ def test_second_sweep_on_same_folder_is_refused(tmp_path):
         pass
 
 
-def test_results_with_only_the_three_required_keys_are_done(tmp_path):
-    rd = _write(tmp_path / "r", {"params": {"x": 1}, "metrics": {}, "checks": {}})
-    assert sweep.is_done(rd, {"x": 1})
-
-
 def test_gather_table_columns(tmp_path):
     runs = [{"x": 2}, {"x": 1}]
     for p in runs:
-        _write(tmp_path / "runs" / sweep.run_id(p), _results(p, {"sq": p["x"] ** 2}))
+        write_results(tmp_path / "runs" / sweep.run_id(p), results_record(p, {"sq": p["x"] ** 2}))
     table = sweep.gather(tmp_path, runs)
     assert list(table.columns) == ["run_id", "x", "status", "metrics.sq", "checks_passed"]
     assert list(table.index) == [0, 1]

@@ -118,7 +118,7 @@ def colab(tmp_path_factory):
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_runs_in_a_colab_like_kernel(colab, chapter, tmp_path, monkeypatch):
-    import papermill as pm
+    from twolayer.tools.runner import execute
 
     print(f"install step: {colab['seconds']:.0f} s")
     monkeypatch.setenv("JUPYTER_PATH", str(colab["jupyter"]))
@@ -127,14 +127,14 @@ def test_chapter_runs_in_a_colab_like_kernel(colab, chapter, tmp_path, monkeypat
     work.mkdir()
     nb = colab["clone"] / "notebooks" / f"{chapter}.ipynb"
     results = work / "results.json"
-    pm.execute_notebook(
-        str(nb),
-        str(work / "out.ipynb"),
-        parameters={"profile": "smoke", "results_path": str(results)},
-        cwd=str(work),
+    execute(
+        nb,
+        work / "out.ipynb",
+        {"profile": "smoke"},
+        results_path=results,
         kernel_name=colab["kernel"],
-        progress_bar=False,
-        execution_timeout=CELL_TIMEOUT,
+        cwd=work,
+        cell_timeout=CELL_TIMEOUT,
     )
     res = json.loads(results.read_text())
     assert res["params"]["profile"] == "smoke"

@@ -165,7 +165,7 @@ def test_defaults_valid_in_every_profile(md, profile):
 
 
 def test_profile_from_the_environment(monkeypatch):
-    from twolayer.page.contract import ParameterError
+    from twolayer.core.params import ParameterError
 
     md = NOTEBOOKS[0]
     monkeypatch.setenv("BOOK_PROFILE", "paper")
@@ -177,7 +177,7 @@ def test_profile_from_the_environment(monkeypatch):
 
 def _bad_values(spec):
     """(wrong-type value, out-of-range value) for a parameter type; None when it has none."""
-    from twolayer.page import contract as nbk
+    from twolayer.core import params as nbk
 
     if isinstance(spec, nbk.Optional):
         return _bad_values(spec.inner)
@@ -219,7 +219,7 @@ def _cases():
 
 @pytest.mark.parametrize("md, name, value", list(_cases()))
 def test_every_parameter_is_validated(md, name, value):
-    from twolayer.page.contract import ParameterError
+    from twolayer.core.params import ParameterError
 
     _validate(md)  # the defaults are valid
     with pytest.raises(ParameterError) as err:
@@ -246,7 +246,7 @@ CONSTRAINTS = [
     "chapter, values, name", CONSTRAINTS, ids=[f"{c}-{n}" for c, _, n in CONSTRAINTS]
 )
 def test_cross_parameter_constraints(chapter, values, name):
-    from twolayer.page.contract import ParameterError
+    from twolayer.core.params import ParameterError
 
     md = NOTEBOOKS[CHAPTERS.index(chapter)]
     with pytest.raises(ParameterError) as err:

@@ -10,7 +10,7 @@ import pytest
 
 from helpers import CHAPTERS, NOTEBOOKS, chapter_name
 from twolayer import chapters
-from twolayer.page.contract import COMMON, ParameterError
+from twolayer.core.params import COMMON, ParameterError
 
 # chapters whose parameters have not all been given a range or a reason yet
 PENDING: dict[str, str] = {}

@@ -68,8 +68,15 @@ def test_a_value_is_evaluated_only_where_it_applies():
         (1.1, "in", (1.0, 1.5), 0.1, None),  # interval: distance to the nearer end
         (0.9, "in", (1.0, 1.5), -0.1, None),
         (-0.4, "<", 0.0, 0.4, None),  # a sign: no factor against a zero bound
+        (0.5, "in", [0.0, 2.0], 0.5, None),  # an interval read from a results file (a list)
         (True, "==", True, None, None),
+        (1, "==", 1, None, None),
         (float("nan"), "<=", 1.0, None, None),
+        ("x", "<=", 1.0, None, None),  # not a number
+        (0.5, "<=", None, None, None),  # no bound
+        # an infinite bound is infinitely far (the command line's own margin, merged into this
+        # one, said "no margin" here; a results file never holds one: JSON has no infinity)
+        (0.5, "<=", float("inf"), float("inf"), float("inf")),
     ],
 )
 def test_margin_and_factor_are_on_the_bound_side(

@@ -21,7 +21,7 @@ import torch
 
 from twolayer import chapters
 from twolayer.core.device import DeviceGuard
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_a import flow, lowrank, metrics, onestep, rankdecay, trainer
 from twolayer.paper_a.losses import get_loss
 from twolayer.paper_a.models import LeakyNetwork

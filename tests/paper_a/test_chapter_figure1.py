@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_a.chapters import figure1 as chapter
 
 ROOT = Path(__file__).resolve().parents[2]

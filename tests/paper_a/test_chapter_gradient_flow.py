@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import torch
 
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_a import flow, kkt
 from twolayer.paper_a.chapters import gradient_flow as gf
 

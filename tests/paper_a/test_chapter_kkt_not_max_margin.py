@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from twolayer.core import seeds
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_a import flow, kkt
 from twolayer.paper_a.chapters import kkt_not_max_margin as ch
 

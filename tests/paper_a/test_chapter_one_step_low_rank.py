@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from twolayer.core import seeds
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_a.chapters import one_step_low_rank as ch
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from twolayer.core import seeds
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_a import sgd
 from twolayer.paper_a.chapters import real_images as ch
 from twolayer.paper_a.trainer import log_spaced_steps

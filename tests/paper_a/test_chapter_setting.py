@@ -17,7 +17,7 @@ import pytest
 import torch
 from scipy.stats import norm as gaussian
 
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_a import assumptions
 from twolayer.paper_a.chapters import setting as ch
 

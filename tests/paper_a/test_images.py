@@ -10,7 +10,7 @@ import tarfile
 import numpy as np
 import pytest
 
-from twolayer.page.contract import HexDigest, OptionalDir, ParameterError
+from twolayer.core.params import HexDigest, OptionalDir, ParameterError
 from twolayer.paper_a import images
 from twolayer.paper_a.images import ArchiveError, DatasetUnavailable
 

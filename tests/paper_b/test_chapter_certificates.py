@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from helpers import ROOT
+from twolayer.core.params import ParameterError
 from twolayer.page.checks import labels_in
-from twolayer.page.contract import ParameterError
 from twolayer.paper_b import population as pop
 from twolayer.paper_b.chapters import certificates as ch
 

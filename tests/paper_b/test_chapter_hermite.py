@@ -14,7 +14,7 @@ from scipy.optimize import brentq
 from scipy.special import comb
 
 from helpers import ROOT
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_b import hermite
 from twolayer.paper_b.chapters import hermite as ch
 

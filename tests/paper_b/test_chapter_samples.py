@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from twolayer.core import seeds, stats
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import population as pop
 from twolayer.paper_b import samples as smp

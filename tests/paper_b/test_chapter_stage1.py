@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from twolayer.core import seeds
+from twolayer.core.params import ParameterError
 from twolayer.page.checks import make_hypothesis
-from twolayer.page.contract import ParameterError
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import fits
 from twolayer.paper_b.chapters import stage1

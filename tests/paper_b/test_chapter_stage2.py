@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from twolayer import chapters
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import early_stages as es
 from twolayer.paper_b import population as pop

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from twolayer.page.contract import ParameterError
+from twolayer.core.params import ParameterError
 from twolayer.paper_b import certificate as cert
 from twolayer.paper_b import population as pop
 from twolayer.paper_b.chapters import stage3 as ch

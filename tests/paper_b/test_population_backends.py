@@ -41,7 +41,7 @@ def ref_loss(net, teacher):
 
 def ref_grad(net, teacher, lam=0.0):
     """The gradient as the benchmark keeps it: the NumPy code before the rewrite."""
-    from twolayer.tools.bench import _paperb_grad_before
+    from twolayer.tools.bench.paper_b import _paperb_grad_before
 
     return pop.Net(*_paperb_grad_before(net, teacher, lam))
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.fmt import fmt
 from ..core.io import to_jsonable
 
 KINDS = ("theorem", "observation", "sanity")
@@ -74,7 +75,7 @@ class Hypothesis:
         ref = f" ({_ref(self.statement)})" if self.statement else ""
         measured = ""
         if self.value is not None and self.bound is not None and self.op:
-            measured = f": {_fmt(self.value)} {_op_text(self.op)} {_fmt_bound(self.bound, self.op)}"
+            measured = f": {fmt(self.value)} {_op_text(self.op)} {_fmt_bound(self.bound, self.op)}"
         if self.holds:
             return f"The hypotheses of {what}{ref} hold for these parameters{measured}."
         why = f" {self.reason.rstrip('.')}." if self.reason else ""
@@ -323,50 +324,6 @@ def factor(value, op: str | None, bound) -> float | None:
 # --- formatting -----------------------------------------------------------------------------------
 
 
-def _fmt(v) -> str:
-    """A number as a reader reads it: a count as an integer (thin spaces between thousands
-    from 10,000), a float that is a whole number below 10^6 as one, other floats with 4
-    significant digits between 10^-3 and 10^4 and in scientific notation outside
-    (``1.47e19``, ``2.7e-9``; never ``0.0000`` for a small nonzero value, never ``-0``)."""
-    if v is None:
-        return "—"
-    if isinstance(v, (bool, np.bool_)):
-        return "true" if v else "false"
-    if isinstance(v, (int, np.integer)):
-        n = int(v)
-        if abs(n) >= 10**15:
-            return _sci(float(n))
-        return f"{n:,}".replace(",", "\u202f") if abs(n) >= 10_000 else str(n)
-    if isinstance(v, (float, np.floating)):
-        x = float(v)
-        if math.isnan(x):
-            return "nan"
-        if math.isinf(x):
-            return "∞" if x > 0 else "−∞"
-        if x == 0:
-            return "0"
-        if x == int(x) and abs(x) < 1e6:
-            return str(int(x))
-        if 1e-3 <= abs(x) < 1e4:
-            out = f"{x:.4g}"
-            return _sci(x) if "e" in out else out  # 9999.96 rounds to 1e+04
-        return _sci(x)
-    if isinstance(v, (list, tuple)) and len(v) <= 6:
-        return "[" + ", ".join(_fmt(x) for x in v) + "]"
-    if isinstance(v, (list, tuple)):
-        return f"[{_fmt(v[0])}, …, {_fmt(v[-1])}] ({len(v)} values)"
-    return str(v)
-
-
-def _sci(x: float) -> str:
-    """3 significant digits; the exponent without ``+`` or leading zeros (``1.47e19``)."""
-    mantissa, _, exp = f"{x:.3g}".partition("e")
-    if not exp:
-        return mantissa
-    sign = "-" if exp.startswith("-") else ""
-    return f"{mantissa}e{sign}{int(exp.lstrip('+-'))}"
-
-
 def _op_text(op: str | None) -> str:
     return {"<=": "≤", "<": "<", ">=": "≥", ">": ">", "==": "=", "in": "in"}.get(op or "", "")
 
@@ -376,8 +333,8 @@ def _fmt_bound(bound, op) -> str:
         return "—"
     if op == "in":
         lo, hi = bound
-        return f"[{_fmt(lo)}, {_fmt(hi)}]"
-    return _fmt(bound)
+        return f"[{fmt(lo)}, {fmt(hi)}]"
+    return fmt(bound)
 
 
 KIND_NAMES = {
@@ -545,7 +502,7 @@ def margin_text(m: float | None, f: float | None) -> str:
     factor when value and bound are positive (``0.12 (1.5×)``); ``—`` without one."""
     if m is None:
         return "—"
-    return _fmt(m) + (f" ({_fmt(f)}×)" if f is not None else "")
+    return fmt(m) + (f" ({fmt(f)}×)" if f is not None else "")
 
 
 def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
@@ -585,7 +542,7 @@ def table(checks: list[Check], hypotheses: list[Hypothesis]) -> dict[str, str]:
     ]
     rows.sort(key=lambda r: order[r[0]])
     cells = [
-        (kind, name, st, detail, _fmt(value), bound_text(bound, op), mar, res)
+        (kind, name, st, detail, fmt(value), bound_text(bound, op), mar, res)
         for kind, name, st, detail, value, bound, op, mar, res in rows
     ]
     md, plain, html = render_rows(TABLE_HEAD, cells, "twolayer-checks")

@@ -205,7 +205,7 @@ MAX_M_STAR = {2: 4, 3: 6}
 
 def m_star_range(kind: str, r: int) -> tuple[int, int]:
     """The teacher widths ``make(kind, d, r, m_star, seed)`` supports, for a page's
-    :class:`~twolayer.page.contract.Constraint`: ``rank H = r`` needs ``m_star >= r``, the
+    :class:`~twolayer.core.params.Constraint`: ``rank H = r`` needs ``m_star >= r``, the
     degenerate teacher ``m_star >= r (r + 1) / 2``; the prototype has ``m_star = 3``."""
     if kind == "prototype":
         return (3, 3) if r == 2 else (1, 0)  # r = 2 only: an empty range otherwise

@@ -3,9 +3,9 @@ other entry points.
 
 ``twolayer run CHAPTER [--profile P] [-p NAME=VALUE ...] [--out DIR]``
     executes the chapter (``paper_a/setting``, or the path of a notebook that follows the
-    notebook contract) with papermill, through :func:`twolayer.tools.sweep.execute_run`. Each value
-    given with ``-p`` is read as YAML, so ``-p gamma=0.5 -p 'ns=[4, 8, 16]'`` give a number
-    and a list. Before anything runs, the parameters are validated in this process by the
+    notebook contract) with the notebook runner (:func:`twolayer.tools.runner.execute_run`).
+    Each value given with ``-p`` is read as YAML, so ``-p gamma=0.5 -p 'ns=[4, 8, 16]'`` give
+    a number and a list. Before anything runs, the parameters are validated in this process by the
     chapter's module (its :class:`~twolayer.page.contract.ChapterSpec`, the one the page
     builds its contract from): a bad chapter name or a bad parameter stops with the message
     the notebook would give, exit status 2, and nothing is written (a notebook outside the
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
@@ -131,11 +130,11 @@ def parse_params(items: list[str]) -> dict[str, Any]:
 def validate(name: str, profile: str | None, params: dict[str, Any]):
     """The chapter ``name``'s parameters validated in this process by its module's
     :class:`~twolayer.page.contract.ChapterSpec`: ``(chapter command name, profile)``; the
-    contract's :class:`~twolayer.page.contract.ParameterError` becomes a
+    contract's :class:`~twolayer.core.params.ParameterError` becomes a
     :class:`UsageError` with its message. A notebook outside the book's chapters (no module)
     is validated by its own contract when it runs: ``(None, profile asked or $BOOK_PROFILE)``."""
     from ..chapters import spec
-    from ..page.contract import PROFILES, ParameterError
+    from ..core.params import PROFILES, ParameterError
 
     try:
         chapter = spec(name)
@@ -156,35 +155,17 @@ def validate(name: str, profile: str | None, params: dict[str, Any]):
 # --- the check table ---------------------------------------------------------------------------
 
 
-def margin(value: Any, bound: Any, op: str | None) -> float | None:
-    """How far ``value`` is inside its bound (negative: outside); ``None`` where it has no
-    meaning (``==``, a non-numeric value)."""
-
-    def num(x):
-        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-    if op in ("<=", "<") and num(value) and num(bound):
-        return float(bound) - float(value)
-    if op in (">=", ">") and num(value) and num(bound):
-        return float(value) - float(bound)
-    if op == "in" and num(value) and isinstance(bound, (list, tuple)) and len(bound) == 2:
-        lo, hi = bound
-        if num(lo) and num(hi):
-            return min(float(value) - float(lo), float(hi) - float(value))
-    return None
-
-
 def check_rows(results: dict) -> list[tuple[str, ...]]:
     """One row per check of a results file: kind, check, statement, measured, bound, margin,
     result."""
-    from ..page.checks import _fmt, _fmt_bound, _op_text, statement_title
+    from ..core.fmt import fmt
+    from ..page.checks import bound_text, margin, statement_title
 
     rows = []
     for name, passed in results.get("checks", {}).items():
         d = results.get("check_details", {}).get(name, {})
         op, bound, value = d.get("op"), d.get("bound"), d.get("value")
-        b = "—" if bound is None else f"{_op_text(op)} {_fmt_bound(bound, op)}".strip()
-        m = margin(value, bound, op) if passed is not None else None
+        m = margin(value, op, bound) if passed is not None else None
         if passed is None:
             res = "not applicable" + (f": {d['reason']}" if d.get("reason") else "")
         else:
@@ -195,9 +176,9 @@ def check_rows(results: dict) -> list[tuple[str, ...]]:
                 d.get("kind", ""),
                 name,
                 statement_title(st) if st else "—",
-                _fmt(value),
-                b,
-                "—" if m is None else _fmt(m),
+                fmt(value),
+                bound_text(bound, op),
+                "—" if m is None else fmt(m),
                 res,
             )
         )
@@ -234,7 +215,7 @@ def run(
 ) -> int:
     """``twolayer run`` (see the module docstring); returns the exit status."""
     from ..page.contract import run_command
-    from .sweep import ERROR, EXECUTED, RESULTS, execute_run
+    from .runner import ERROR, EXECUTED, RESULTS, execute_run
 
     stream = stream or sys.stdout
     params = dict(params or {})
@@ -270,7 +251,7 @@ def run(
 
 def list_chapters(names: list[str] | None = None, root=None, stream=None) -> int:
     """``twolayer list``: each chapter with its parameters (type, default, meaning)."""
-    from ..page.checks import _fmt
+    from ..core.fmt import fmt
 
     stream = stream or sys.stdout
     known = chapters(book_root(root))
@@ -284,7 +265,7 @@ def list_chapters(names: list[str] | None = None, root=None, stream=None) -> int
         for pname, spec in contract.spec.items():
             default = defaults.get(pname)
             if default is not None:
-                value = _fmt(default)
+                value = fmt(default)
             elif pname == "profile":
                 value = 'None ($BOOK_PROFILE, else "book")'
             elif pname in ("results_path",) or pname not in contract.profiles["book"]:

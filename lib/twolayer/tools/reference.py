@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.fmt import fmt
 from ..core.io import atomic_write_json, repository_root
 from ..core.lockfile import summary as lock_summary
 
@@ -170,11 +171,11 @@ class Moved:
             )
         diff = ""
         if _number(self.reference) and _number(self.value):
-            diff = f", |difference| {abs(self.value - self.reference):.3g}"
+            diff = f", |difference| {fmt(abs(self.value - self.reference))}"
         verdict = "beyond" if self.beyond else "within"
         return (
             f"{self.chapter}: {self.metric}: reference {self.reference!r}, this build "
-            f"{self.value!r}{diff}, {verdict} the {self.kind} tolerance {self.tol:.3g}"
+            f"{self.value!r}{diff}, {verdict} the {self.kind} tolerance {fmt(self.tol)}"
         )
 
 
@@ -252,7 +253,8 @@ def _run_jobs(jobs, env, n_workers, progress, desc):
     """``(job, result)`` for each ``(notebook, params, run_dir)``: runs already finished in
     their folder are reused (``result`` ``None``); the others run on a local Dask cluster
     whose workers, and so whose kernels, have ``env`` added to their environment."""
-    from .sweep import client_for, is_done, submit_runs
+    from .runner import is_done
+    from .sweep import client_for, submit_runs
 
     todo = [job for job in jobs if not is_done(job[2], job[1])]
     out = [(job, None) for job in jobs if job not in todo]
@@ -284,7 +286,7 @@ def update(
     A seed at which a chapter stops (a failed check) is left out of the spread and named in
     the reference's ``meta.stopped``."""
     from .robustness import chapter_name, chapters
-    from .sweep import RESULTS
+    from .runner import RESULTS
 
     work = Path(work_dir).resolve()
     if progress is None:

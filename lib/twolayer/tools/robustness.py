@@ -1,18 +1,19 @@
 """The robustness harness: every chapter on seeds the pages never use and on random valid
 parameter sets, with a table per chapter and per check.
 
-``python -m twolayer.tools.robustness`` (``make robustness``) runs, on the sweep runner (papermill
-on Dask, a local cluster on 127.0.0.1 or ``--scheduler ADDRESS``):
+``python -m twolayer.tools.robustness`` (``make robustness``) runs, with the notebook runner
+(:mod:`twolayer.tools.runner`) on the sweep's Dask workers (a local cluster on 127.0.0.1 or
+``--scheduler ADDRESS``):
 
 * for each chapter ``--seeds`` runs at seeds ``seed_base, seed_base + 1, ...`` (the pages use
   seed 0; the default base 1000 is used by no page or test);
 * ``--random`` runs at parameter sets drawn from the chapter's own
-  :class:`~twolayer.page.contract.Contract`: each parameter with an ``explore`` range is
+  :class:`~twolayer.page.contract.ChapterSpec`: each parameter with an ``explore`` range is
   drawn with probability 1/2 (at least one per set), and a set that the contract rejects (a
   constraint across parameters) is drawn again. Sets fall inside and outside the theorems'
   hypotheses; outside, the chapter records its theorem checks as not applicable;
 * ``--one-at-a-time`` (``all``, or a number ``k``): each explored parameter changed alone to
-  each end of its ``explore`` range (:meth:`~twolayer.page.contract.Spec.ends`), the others
+  each end of its ``explore`` range (:meth:`~twolayer.core.params.Spec.ends`), the others
   at the profile's values; with ``k``, only ``k`` parameters per chapter, chosen by
   ``--sample-seed`` (so that runs with other sample seeds cover the others). An end that a
   constraint across parameters rejects at the profile's other values is reported, not run.
@@ -85,7 +86,7 @@ def random_parameter_sets(
     ``explore`` ranges (see the module docstring); deterministic in ``sample_seed``."""
     import numpy as np
 
-    from ..page.contract import ParameterError
+    from ..core.params import ParameterError
 
     chapter = _spec_of(nb)
     explorable = _explored(chapter.unbound())
@@ -147,7 +148,7 @@ def one_at_a_time_sets(
     refuses at the profile's other values (``{"parameter", "value", "error"}``)."""
     import numpy as np
 
-    from ..page.contract import ParameterError
+    from ..core.params import ParameterError
 
     chapter = _spec_of(nb)
     contract = chapter.unbound()
@@ -400,6 +401,7 @@ class Report:
         by_chapter: dict[str, list[dict]] = {}
         for r in self.rows:
             by_chapter.setdefault(r["chapter"], []).append(r)
+        from ..core.fmt import fmt
         from ..page.checks import margin_text
 
         out = [
@@ -430,7 +432,7 @@ class Report:
         ]
         if slack:
             out.append(
-                f"\nTheorem checks more than {SLACK_REVIEW:.0e} times inside their bound in "
+                f"\nTheorem checks more than {fmt(SLACK_REVIEW)} times inside their bound in "
                 "every run that applied (they cannot bind here; each stays only with a reason "
                 "on its page):\n"
             )
@@ -472,9 +474,10 @@ def run(  # noqa: PLR0913 (the harness's command-line options, each named)
 ) -> Report:
     """Run the harness (see the module docstring); finished runs in ``out_dir`` are reused.
     ``warm``: one kernel per worker, reset between runs
-    (:func:`twolayer.tools.sweep.execute_run`). ``one_at_a_time_seed`` chooses the parameters
+    (:func:`twolayer.tools.runner.execute_run`). ``one_at_a_time_seed`` chooses the parameters
     changed one at a time when there are fewer than all (default: ``sample_seed``)."""
-    from .sweep import RESULTS, client_for, is_done, run_id, submit_runs
+    from .runner import RESULTS, is_done
+    from .sweep import client_for, run_id, submit_runs
 
     out = Path(out_dir).resolve()
     jobs, owner = [], {}

@@ -1,8 +1,9 @@
-"""Parameter sweeps of chapter notebooks with papermill, in parallel on Dask.
+"""Parameter sweeps of chapter notebooks, in parallel on Dask.
 
 ``python -m twolayer.tools.sweep NOTEBOOK --grid '{"seed": [0, 1], "gamma": [0.5, 0.9]}' --out DIR``
 or :func:`run_sweep` executes the notebook once per point of the grid (the Cartesian product of
-the grid's lists, plus the ``fixed`` parameters), on a local Dask cluster by default or on any
+the grid's lists, plus the ``fixed`` parameters), each run with the notebook runner
+(:func:`twolayer.tools.runner.execute_run`), on a local Dask cluster by default or on any
 running Dask scheduler given by address (a cluster, SLURM through dask-jobqueue, ...).
 
 The output folder holds, per run, ``runs/<run_id>/`` with the executed notebook
@@ -36,7 +37,6 @@ import itertools
 import json
 import os
 import sys
-import time
 from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,10 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.io import atomic_write_bytes, atomic_write_csv, atomic_write_json, to_jsonable
-
-RESULTS = "results.json"
-EXECUTED = "notebook.ipynb"
-ERROR = "error.json"
+from .runner import ERROR, EXECUTED, RESULTS, execute_run, is_done
 
 
 class SweepError(RuntimeError):
@@ -84,167 +81,6 @@ def run_id(params: Mapping[str, Any]) -> str:
     """A stable name for a run: a hash of its parameters (order-independent)."""
     blob = json.dumps(to_jsonable(dict(params)), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def is_done(run_dir: Path, params: Mapping[str, Any]) -> bool:
-    """Whether ``run_dir`` holds a complete, parseable results file for ``params``.
-
-    A parameter asked as ``None`` means "the profile's value": the results record the value
-    it took, so ``None`` matches any recorded value (the run's id, a hash of what was asked,
-    already tells runs apart)."""
-    path = Path(run_dir) / RESULTS
-    try:
-        res = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if not isinstance(res, dict) or not {"params", "metrics", "checks"} <= set(res):
-        return False
-    got = res["params"]
-    want = to_jsonable(dict(params))
-    return isinstance(got, dict) and all(
-        k in got and (v is None or got[k] == v) for k, v in want.items()
-    )
-
-
-# --- one run (executes on a worker) -----------------------------------------------------------
-
-
-# A warm kernel (``warm=True``) executes one run after another in the same process: the
-# imports (torch, SciPy, cvxpy, matplotlib: seconds per run) are paid once per worker. Before
-# each run the kernel's namespace and the global state a chapter may change are reset; a
-# chapter never relies on state left by another one (each seeds its own streams). The book
-# build and ``make robustness`` keep a fresh kernel per run.
-_RESET = """
-%reset -f
-import gc as _gc, os as _os, warnings as _warnings
-_os.chdir({cwd!r})
-_warnings.resetwarnings()
-import numpy as _np
-_np.seterr(all="warn")
-import matplotlib as _mpl, matplotlib.pyplot as _plt
-_plt.close("all"); _mpl.rcdefaults()
-try:
-    import torch as _torch
-    _torch.set_default_dtype(_torch.float32)
-    _torch.set_num_threads({threads})
-except ImportError:
-    pass
-del _gc, _os, _warnings, _np, _mpl, _plt
-"""
-_WARM: dict = {}
-
-
-def _warm_kernel(kernel_name: str, threads: int | None, cwd: str):
-    """This process's warm kernel for ``kernel_name`` (started on first use), reset for a
-    run in ``cwd``; ``None`` when it cannot be reset (the caller falls back to a fresh one)."""
-    from jupyter_client.manager import KernelManager
-
-    km = _WARM.get(kernel_name)
-    if km is None or not km.is_alive():
-        km = KernelManager(kernel_name=kernel_name)
-        env = dict(os.environ)
-        if threads:
-            for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-                env[var] = str(threads)
-        km.start_kernel(env=env)
-        _WARM[kernel_name] = km
-    kc = km.client()
-    kc.start_channels()
-    try:
-        kc.wait_for_ready(timeout=120)
-        reply = kc.execute_interactive(
-            _RESET.format(cwd=cwd, threads=int(threads or os.cpu_count() or 1)), timeout=120
-        )
-        ok = reply["content"]["status"] == "ok"
-    except Exception:
-        ok = False
-    finally:
-        kc.stop_channels()
-    if not ok:
-        _drop_warm(kernel_name)
-        return None
-    return km
-
-
-def _drop_warm(kernel_name: str) -> None:
-    km = _WARM.pop(kernel_name, None)
-    if km is not None:
-        try:
-            km.shutdown_kernel(now=True)
-        except Exception:
-            pass
-
-
-def execute_run(
-    notebook: str,
-    params: dict,
-    run_dir: str,
-    kernel_name: str = "python3",
-    *,
-    threads: int | None = 1,
-    warm: bool = False,
-) -> dict:
-    """Execute ``notebook`` with ``params`` into ``run_dir``; never raises.
-
-    Returns ``{"run_id", "status": "done" | "failed", "seconds", "error"}``. The executed
-    notebook is written to a temporary name and renamed when the run ends (success or
-    failure), so a killed run leaves no ``notebook.ipynb``. ``warm``: reuse this process's
-    kernel, reset between runs (see ``_RESET``); a run that fails drops it."""
-    import papermill as pm
-
-    rd = Path(run_dir)
-    rd.mkdir(parents=True, exist_ok=True)
-    for stale in (rd / RESULTS, rd / ERROR):
-        stale.unlink(missing_ok=True)
-    partial = rd / ".partial.ipynb"
-    start = time.perf_counter()
-    env_backup = {}
-    if threads:
-        # one kernel per Dask worker: keep BLAS/torch to `threads` threads so workers don't fight
-        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            env_backup[var] = os.environ.get(var)
-            os.environ[var] = str(threads)
-    status, error = "done", None
-    cwd = str(Path(notebook).resolve().parent)
-    extra = {}
-    try:
-        km = _warm_kernel(kernel_name, threads, cwd) if warm else None
-        if km is not None:
-            extra["km"] = km
-        pm.execute_notebook(
-            notebook,
-            str(partial),
-            parameters={**params, "results_path": str(rd / RESULTS)},
-            cwd=cwd,
-            kernel_name=kernel_name,
-            progress_bar=False,
-            log_output=False,
-            **extra,
-        )
-        if not is_done(rd, params):
-            status, error = "failed", "the notebook finished without writing a valid results.json"
-    except pm.PapermillExecutionError as exc:
-        status, error = "failed", f"{exc.ename}: {exc.evalue}"
-    except Exception as exc:  # a broken kernel, a disk error, ...
-        status, error = "failed", f"{type(exc).__name__}: {exc}"
-    finally:
-        if warm and status == "failed":
-            _drop_warm(kernel_name)  # a failed run may leave the kernel in any state
-        for var, val in env_backup.items():
-            if val is None:
-                os.environ.pop(var, None)
-            else:
-                os.environ[var] = val
-    if partial.exists():
-        os.replace(partial, rd / EXECUTED)
-    seconds = time.perf_counter() - start
-    if status == "failed":
-        (rd / RESULTS).unlink(missing_ok=True)
-        try:
-            atomic_write_json(rd / ERROR, {"params": params, "notebook": notebook, "error": error})
-        except OSError:
-            pass
-    return {"run_id": rd.name, "status": status, "seconds": seconds, "error": error}
 
 
 # --- the table ----------------------------------------------------------------------------------
@@ -397,8 +233,8 @@ def submit_runs(
     warm: bool = False,
 ):
     """Execute ``(notebook, params, run_dir)`` jobs on ``client``; yield ``(job, result)`` as
-    each finishes, ``result`` as :func:`execute_run` returns it (a worker that died gives a
-    failed result, never an exception)."""
+    each finishes, ``result`` as :func:`~twolayer.tools.runner.execute_run` returns it (a
+    worker that died gives a failed result, never an exception)."""
     from dask.distributed import as_completed
     from tqdm import tqdm
 

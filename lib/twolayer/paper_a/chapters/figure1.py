@@ -25,18 +25,10 @@ import numpy as np
 from scipy.stats import norm as gaussian
 
 from ...core import seeds, stats
+from ...core.params import Choice, Constraint, Device, Float, Int, ListOf, OptionalDir
 from ...core.store import RunStore
 from ...page.checks import Claim, Hypothesis, make_hypothesis
-from ...page.contract import (
-    ChapterSpec,
-    Choice,
-    Constraint,
-    Device,
-    Float,
-    Int,
-    ListOf,
-    OptionalDir,
-)
+from ...page.contract import ChapterSpec
 from .. import rankdecay
 
 #: the smallest magnitude of the left panel's slope the page means to resolve: the check of

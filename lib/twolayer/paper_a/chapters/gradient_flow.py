@@ -29,16 +29,9 @@ import numpy as np
 import torch
 
 from ...core import seeds, stats
+from ...core.params import Choice, Constraint, Device, Float, Int, ListOf
 from ...page.checks import Claim, Hypothesis, make_hypothesis
-from ...page.contract import (
-    ChapterSpec,
-    Choice,
-    Constraint,
-    Device,
-    Float,
-    Int,
-    ListOf,
-)
+from ...page.contract import ChapterSpec
 from .. import assumptions, data, flow, kkt, metrics, models
 
 SOLVER_TOL = 1e-7  # Clarabel runs to 1e-10 gaps (1e-8 on its fallback)

@@ -30,16 +30,9 @@ import torch
 
 from ...core import seeds, stats
 from ...core.device import default_device, resolve_dtype
+from ...core.params import Choice, Constraint, Device, Float, Int, ListOf
 from ...page.checks import Claim, Hypothesis, make_hypothesis
-from ...page.contract import (
-    ChapterSpec,
-    Choice,
-    Constraint,
-    Device,
-    Float,
-    Int,
-    ListOf,
-)
+from ...page.contract import ChapterSpec
 from .. import assumptions, flow, kkt, models
 
 __all__ = [

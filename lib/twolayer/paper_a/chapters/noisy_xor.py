@@ -26,8 +26,9 @@ import pandas as pd
 
 from ...core import seeds as seeds_
 from ...core import stats
+from ...core.params import Choice, Device, Float, Int, ListOf
 from ...page.checks import Claim, Hypothesis, make_hypothesis
-from ...page.contract import ChapterSpec, Choice, Device, Float, Int, ListOf
+from ...page.contract import ChapterSpec
 from .. import models, xor
 
 SPEC = ChapterSpec(

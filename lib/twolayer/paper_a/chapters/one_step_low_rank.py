@@ -31,17 +31,9 @@ import numpy as np
 
 from ...core import seeds
 from ...core.device import default_device, resolve_dtype
+from ...core.params import Choice, Constraint, Device, Float, Int, ListOf, Optional
 from ...page.checks import Claim, Hypothesis, make_hypothesis
-from ...page.contract import (
-    ChapterSpec,
-    Choice,
-    Constraint,
-    Device,
-    Float,
-    Int,
-    ListOf,
-    Optional,
-)
+from ...page.contract import ChapterSpec
 from .. import data, lowrank, onestep
 
 __all__ = [

@@ -27,10 +27,8 @@ import numpy as np
 
 from ...core import seeds, stats
 from ...core.device import default_device, resolve_dtype
-from ...page.checks import Claim, Hypothesis, make_hypothesis
-from ...page.contract import (
+from ...core.params import (
     Bool,
-    ChapterSpec,
     Choice,
     Constraint,
     Device,
@@ -41,6 +39,8 @@ from ...page.contract import (
     Optional,
     OptionalDir,
 )
+from ...page.checks import Claim, Hypothesis, make_hypothesis
+from ...page.contract import ChapterSpec
 from .. import images, sgd
 from ..trainer import log_spaced_steps
 

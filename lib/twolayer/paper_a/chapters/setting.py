@@ -31,17 +31,9 @@ import torch
 from scipy.stats import norm as gaussian
 
 from ...core.device import default_device, resolve_dtype
+from ...core.params import Choice, Constraint, Device, Float, Int, ListOf, Optional
 from ...page.checks import Claim
-from ...page.contract import (
-    ChapterSpec,
-    Choice,
-    Constraint,
-    Device,
-    Float,
-    Int,
-    ListOf,
-    Optional,
-)
+from ...page.contract import ChapterSpec
 from .. import activations, assumptions, data, models
 
 __all__ = [

@@ -16,16 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core import seeds
+from ...core.params import Choice, Constraint, Float, Int, ListOf, Optional
 from ...page.checks import Claim, Hypothesis, make_hypothesis
-from ...page.contract import (
-    ChapterSpec,
-    Choice,
-    Constraint,
-    Float,
-    Int,
-    ListOf,
-    Optional,
-)
+from ...page.contract import ChapterSpec
 from .. import algorithm1 as alg
 from .. import features as feat
 from .. import population as pop

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from twolayer.core import seeds, stats
+from twolayer.core.params import Choice, Constraint, Float, Int, ListOf
 from twolayer.page.checks import Claim, Hypothesis
-from twolayer.page.contract import ChapterSpec, Choice, Constraint, Float, Int, ListOf
+from twolayer.page.contract import ChapterSpec
 from twolayer.paper_b import hermite, kernels
 from twolayer.paper_b import population as pop
 from twolayer.paper_b import teacher as tmod

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from twolayer.core import seeds, stats
+from twolayer.core.params import Constraint, Float, Int, ListOf
 from twolayer.page.checks import Claim, Hypothesis, make_hypothesis
-from twolayer.page.contract import ChapterSpec, Constraint, Float, Int, ListOf
+from twolayer.page.contract import ChapterSpec
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import fits
 from twolayer.paper_b import samples as smp

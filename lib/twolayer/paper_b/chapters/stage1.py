@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 
 from ...core import seeds, stats
+from ...core.params import Choice, Constraint, Int, ListOf, Optional
 from ...page.checks import Claim, Hypothesis
-from ...page.contract import ChapterSpec, Choice, Constraint, Int, ListOf, Optional
+from ...page.contract import ChapterSpec
 from .. import early_stages as es
 from .. import teacher as tmod
 from . import assumptions as paper_assumptions

@@ -19,16 +19,9 @@ from typing import Any
 import numpy as np
 
 from twolayer.core import seeds
+from twolayer.core.params import Choice, Constraint, Float, Int, ListOf, Optional
 from twolayer.page.checks import Claim, Hypothesis, make_hypothesis
-from twolayer.page.contract import (
-    ChapterSpec,
-    Choice,
-    Constraint,
-    Float,
-    Int,
-    ListOf,
-    Optional,
-)
+from twolayer.page.contract import ChapterSpec
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import early_stages as es
 from twolayer.paper_b import features as feat

@@ -28,8 +28,9 @@ import numpy as np
 import pandas as pd
 
 from ...core import seeds, stats
+from ...core.params import Choice, Constraint, Float, Int
 from ...page.checks import Claim, Hypothesis, make_hypothesis
-from ...page.contract import ChapterSpec, Choice, Constraint, Float, Int
+from ...page.contract import ChapterSpec
 from .. import algorithm1 as alg
 from .. import certificate as cert
 from .. import features as feat
