@@ -1118,7 +1118,7 @@ class Mutant:
     name: str  # mutmut's: twolayer.paper_a.kkt.x_certify__mutmut_12
     module: str
     function: str  # "certify", or "Class.method"
-    before: str  # the changed lines, normalised (norm)
+    before: str  # the changed lines, normalized (norm)
     after: str
 
     @property
@@ -1138,7 +1138,7 @@ def function_of(name: str) -> tuple[str, str]:
 
 def changed_lines(orig: list[str], mutant: list[str]) -> tuple[str, str]:
     """The lines a mutant changes in its function (the ``-`` and ``+`` lines of its diff),
-    normalised: ``(before, after)``."""
+    normalized: ``(before, after)``."""
     before, after = [], []
     sm = difflib.SequenceMatcher(None, orig, mutant, autojunk=False)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():

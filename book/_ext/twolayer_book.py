@@ -4,7 +4,7 @@ Results for the claims index
     Every chapter executed in a build writes its results to ``_build/results/<chapter>.json``
     (the environment variable ``TWOLAYER_RESULTS_DIR``, read by
     :meth:`twolayer.page.contract.Contract.finish`; kernels inherit it). The pages that
-    summarise them (the claims index, the errata) are read, hence executed, after every
+    summarize them (the claims index, the errata) are read, hence executed, after every
     chapter, and are re-read in every build.
 
 Builds that do not start over (``execute_notebooks: cache``)

@@ -633,7 +633,7 @@ KINDS += ["Device"]
 @given(data=st.data(), name=names)
 def test_a_type_validates_exactly_its_values(kind, data, name):
     """Every value inside the declared range (of the declared type) validates and comes back
-    (normalised as documented); every other value, bools for Int and NaN or infinity for
+    (normalized as documented); every other value, bools for Int and NaN or infinity for
     Float included, raises a ParameterError that names the parameter."""
     spec = data.draw(specs_of(kind), label="spec")
     value = data.draw(values_for(spec), label="value")

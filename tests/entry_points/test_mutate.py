@@ -48,7 +48,7 @@ def test_function_of_functions_and_methods():
     assert M.function_of("twolayer.x.xǁ_Stepsǁ__init____mutmut_2")[1] == "_Steps.__init__"
 
 
-def test_diff_key_is_the_changed_lines_whitespace_normalised():
+def test_diff_key_is_the_changed_lines_whitespace_normalized():
     code, names, spans = _file(
         {
             "x_f__mutmut_orig": _function("x_f__mutmut_orig", "pos = (y  >  0).astype(float)"),

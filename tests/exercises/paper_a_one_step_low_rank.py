@@ -22,7 +22,7 @@ def _main_runs(P) -> osl.Result:
 
 def _init_scale_check(P, R) -> bool:
     main = R.runs.main
-    r = R.runs.batch.realised["step_ratio"][main]  # the initialization over the first step
+    r = R.runs.batch.realized["step_ratio"][main]  # the initialization over the first step
     sr1 = R.runs.sr[1][main]
     gated = [
         osl.trajectory_stable_rank_bound,

@@ -62,7 +62,7 @@ def _hand_algebra(P, table=None) -> chapter.Algebra:
 
 
 def _flow_claim(check, W_or_steps):
-    """``check`` on a run of ``W_or_steps`` normalised steps from the page's initializations,
+    """``check`` on a run of ``W_or_steps`` normalized steps from the page's initializations,
     or on planted weights ``(B, m, 3)``; the hypothesis (eps = 0.0125 <= 1/72) holds."""
     P = _params()
     A = _hand_algebra(P)
@@ -105,7 +105,7 @@ CASES = {
         lambda: _flow_claim(chapter.thm34_loss_below_log2_over_n, 1),
     ),
     "flow_reaches_convex_optimum": Case(
-        "a run stopped after one step: its margin-normalised weights lie 5 ‖W*‖_F from W*",
+        "a run stopped after one step: its margin-normalized weights lie 5 ‖W*‖_F from W*",
         lambda: _flow_claim(chapter.flow_reaches_convex_optimum, 1),
     ),
     "flow_converges_to_z_not_zstar": Case(

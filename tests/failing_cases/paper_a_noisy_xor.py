@@ -1,5 +1,5 @@
 """Failing cases of the noisy-XOR chapter: hand-made runs (:func:`planted`), as the page's
-sweep would record them if a statement failed, summarised by the page's own statistics and
+sweep would record them if a statement failed, summarized by the page's own statistics and
 checked by the chapter's own check functions, which must return ``False``."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def planted(
                     }
                 )
     runs = pd.DataFrame(rows)
-    table = xor.summarise(runs, P.conf, P.n_test, P.seeds)
+    table = xor.summarize(runs, P.conf, P.n_test, P.seeds)
     low = pd.DataFrame(
         [
             {"init_scale": float(s), "test_error": control_error + jitter[k]}

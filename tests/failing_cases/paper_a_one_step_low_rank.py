@@ -126,7 +126,7 @@ def _ladder_misclassifies():
 
 
 def _large_step_keeps_rank():
-    # a larger step whose realised (A2) holds, yet whose stable rank returns to SR(0)
+    # a larger step whose realized (A2) holds, yet whose stable rank returns to SR(0)
     P, R = _copy()
     sr = R.runs.sr.copy()
     b = R.runs.ladder[0]
@@ -212,7 +212,7 @@ CASES = {
         _ladder_misclassifies,
     ),
     "trajectory_bound_any_step": Case(
-        "a larger step with realised (A2) whose stable rank returns to SR(0), above C",
+        "a larger step with realized (A2) whose stable rank returns to SR(0), above C",
         _large_step_keeps_rank,
     ),
     "one_step_low_rank_below_half_step": Case(

@@ -91,7 +91,7 @@ def test_near_orthogonality_bad_shape(X):
         As.near_orthogonality(X, 0.5)
 
 
-# --- vectorised statistics ------------------------------------------------------------------------
+# --- vectorized statistics ------------------------------------------------------------------------
 
 
 def test_gram_statistics_by_hand():

@@ -1,7 +1,7 @@
 """The chapter module of ``paper_a/kkt_not_max_margin``: its parameters, the page's parameters
 cell, and what the page says about its setup, recomputed by an independent route from what
 actually ran (at a tiny size): the three points, the printed multipliers and the closed forms,
-the network and its initialization, the loss-normalised gradient descent with step 1 on the
+the network and its initialization, the loss-normalized gradient descent with step 1 on the
 exponential loss, the extension of the runs by their ``1/s`` rate, and the hypothesis."""
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def test_the_runs_are_extended_by_their_own_rate_to_half_the_tolerances():
     P, R = _tiny()
     A, F = R.algebra, R.flow
     k = int(np.flatnonzero(F.run.checkpoints == P.steps)[0])
-    # the deviations at `steps`, recomputed: the margin-normalised distance to W* and the angle
+    # the deviations at `steps`, recomputed: the margin-normalized distance to W* and the angle
     # of z(W) to z, against tolerances (tol, angle(z, z*)/2); runs extended by 2 x the worst
     # ratio (a 1/s rate reaching half the tolerance)
     worst = 0.0

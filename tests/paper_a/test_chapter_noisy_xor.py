@@ -6,7 +6,7 @@ The page says: noisy 2-XOR, ``x = c + xi`` with ``c`` uniform on ``{+-mu_1, +-mu
 |<mu_2, x>|)``, test points from the same law (the same ``mu``), each data set scaled by
 ``1 / sqrt(d + ||mu||^2)``; ``m = 2 m_half`` neurons, the leaky ReLU with leak ``gamma``, rows
 ``w_j ~ N(0, scale^2 / k I_k)`` in the ``k`` span coordinates, one draw per data set shared by
-the scales; loss-normalised gradient descent on the named loss with step ``1 / R_max^2``;
+the scales; loss-normalized gradient descent on the named loss with step ``1 / R_max^2``;
 every run of the sweep trained for the same number of steps. Each is checked against a hand
 computation in NumPy.
 """
@@ -126,7 +126,7 @@ def test_initialization_law_and_shared_direction(tiny):
 
 def test_runs_are_normalised_gd_on_the_named_loss_for_equal_steps(tiny):
     """Every run of the sweep trained for the same number of steps (the held runs' extension);
-    its final weights are those of normalised gradient descent on the exponential loss with
+    its final weights are those of normalized gradient descent on the exponential loss with
     step 1 / max ||x_i||^2, from its own initial weights; its recorded n L / log 2 is the
     exponential loss on those weights; its test error is that of sign f on its test set."""
     P, R = tiny

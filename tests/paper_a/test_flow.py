@@ -1,4 +1,4 @@
-"""Tests of twolayer.paper_a.flow: loss-normalised GD as a time change of gradient flow."""
+"""Tests of twolayer.paper_a.flow: loss-normalized GD as a time change of gradient flow."""
 
 from __future__ import annotations
 
@@ -159,7 +159,7 @@ def test_settled_below_and_first_below():
     assert list(first) == [1, -1]
 
 
-def test_distance_history_and_normalisation():
+def test_distance_history_and_normalization():
     ds, net, sol = _problem()
     X, y = ds.torch()
     W0 = torch.stack([torch.as_tensor(3 * sol.W), -torch.as_tensor(sol.W)])

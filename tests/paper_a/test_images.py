@@ -1,6 +1,6 @@
 """Tests of twolayer.paper_a.images: the CIFAR-10 binary-archive loader on small archives written
 here in the official format (good, corrupt, truncated, wrong checksum, wrong layout), the digits
-stand-in, splitting, standardisation and binary labels."""
+stand-in, splitting, standardization and binary labels."""
 
 from __future__ import annotations
 

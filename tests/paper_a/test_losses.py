@@ -128,7 +128,7 @@ def test_log_empirical_risk_finite_where_mean_underflows(name):
     assert logL == pytest.approx(expected, rel=1e-14)
 
 
-# --- normalised weights g_i / (n L) ---------------------------------------------------------------
+# --- normalized weights g_i / (n L) ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["logistic", "exp"])

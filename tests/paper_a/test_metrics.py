@@ -123,7 +123,7 @@ def test_normalized_margins_invariant_under_scaling(c):
     torch.testing.assert_close(
         metrics.normalized_margins(net, c * W, X, y), base, rtol=1e-13, atol=0
     )
-    # ... whereas unnormalised margins scale by c
+    # ... whereas unnormalized margins scale by c
     torch.testing.assert_close(
         metrics.margins(net, c * W, X, y), c * metrics.margins(net, W, X, y), rtol=1e-13, atol=0
     )

@@ -72,7 +72,7 @@ def test_leaky_network_a_follows_like():
     assert (net.m, net.gamma) == (3, 0.5)
 
 
-# --- initialisation -------------------------------------------------------------------------------
+# --- initialization -------------------------------------------------------------------------------
 
 
 def test_init_shapes_determinism_and_scale():
@@ -272,7 +272,7 @@ def test_one_step_by_hand():
     res = gradient_descent(net, W0, X, y, lr=0.3, steps=1, record_steps=[0, 1])
     # the trainer applies W + lr (C X) as one fused GEMM: equal up to float64 rounding
     torch.testing.assert_close(res.W, W0 - 0.3 * G, rtol=1e-13, atol=1e-15)
-    # normalised GD with lr is plain GD with lr / L(W0)
+    # normalized GD with lr is plain GD with lr / L(W0)
     L0, _, _ = net.loss_and_grad(W0, X, y, loss)
     resn = gradient_descent(net, W0, X, y, lr=0.3, steps=1, normalized=True, record_steps=[1])
     torch.testing.assert_close(
@@ -291,7 +291,7 @@ def test_float_lr_equals_constant_lr_tensor():
 
 def test_per_config_lr_is_applied_per_config():
     net, X, y, W0 = gd_setup()
-    W0 = W0[:1].expand(3, -1, -1).clone()  # three copies of one initialisation
+    W0 = W0[:1].expand(3, -1, -1).clone()  # three copies of one initialization
     res = gradient_descent(net, W0, X, y, lr=torch.tensor([0.01, 0.1, 0.5], dtype=F64), steps=3)
     assert not torch.equal(res.W[0], res.W[1]) and not torch.equal(res.W[1], res.W[2])
     same = gradient_descent(net, W0, X, y, lr=0.1, steps=3)

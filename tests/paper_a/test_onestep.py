@@ -46,7 +46,7 @@ def test_setup_constants(small):
     assert s.alpha_A1 == pytest.approx(0.5**2 / (5 * 6 * norms.max() ** 2 * R2 * C_R), rel=1e-12)
     # ||grad L(0)||_F by autograd of the paper's risk
     assert s.grad0 == pytest.approx(_paper_grad0_norm(s.X, s.y, 12, 0.5), rel=1e-12)
-    # (A2) at omega_A2, by its realised quantities on 100 draws (lowrank.init_condition
+    # (A2) at omega_A2, by its realized quantities on 100 draws (lowrank.init_condition
     # measures |f(x_k; W0)| and the init against the first step): it holds on every draw, and
     # the bound is not loose: (b) binds, its ||W0||_F <= omega (sqrt(md) + t) is tight up to
     # t / sqrt(md) = 13 % and the gradient term is negligible at this step, so 1.5 times omega
@@ -69,11 +69,11 @@ def test_run_batch_inside_and_outside_A2(small):
     assert h["stable_rank"].shape == (len(b.steps), 3)
     assert h["margins"].shape == (len(b.steps), 3, 6)
     assert h["fact_e7"].shape == (len(b.steps), 3, 2)
-    # inside (A2): realised, and one step gives a stable rank below ((1+eps)/(1-eps))^2
-    assert b.realised["holds"][:2].all()
+    # inside (A2): realized, and one step gives a stable rank below ((1+eps)/(1-eps))^2
+    assert b.realized["holds"][:2].all()
     assert (h["stable_rank"][1, :2] <= lowrank.step1_bound(0.05)).all()
     # outside (the answer is no): 1e4 times the bound violates (A2), the rank stays high
-    assert not b.realised["holds"][2]
+    assert not b.realized["holds"][2]
     assert h["stable_rank"][1, 2] > 2
     # init over the first step: about eps at the bound, 1e4 times more at the large init
     assert b.init_over_step[0] <= 0.05 and b.init_over_step[2] > 100

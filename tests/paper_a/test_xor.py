@@ -58,12 +58,12 @@ def test_summarise_and_first_d_at_chance():
             "loss_ratio": [3, 3, 0, 0, 0, 0],
         }
     )
-    table = xor.summarise(runs, 0.95, n_test=1000, num_seeds=2)
+    table = xor.summarize(runs, 0.95, n_test=1000, num_seeds=2)
     assert list(table.d) == [2, 64, 10**9] and list(table.at_chance) == [False, True, True]
     assert list(table.assumption_holds) == [0, 0, 1]
     assert xor.first_d_at_chance(table) == {1.0: 64.0}
     runs.loc[5, "test_error"] = 0.9  # the largest d is not at chance: no such dimension
-    assert np.isnan(xor.first_d_at_chance(xor.summarise(runs, 0.95, 1000, 2))[1.0])
+    assert np.isnan(xor.first_d_at_chance(xor.summarize(runs, 0.95, 1000, 2))[1.0])
 
 
 def test_tex_number():

@@ -23,7 +23,7 @@ def test_kappa_matches_series_and_derivatives():
         fd2 = (cert.kappa(t + h, ell, 1) - cert.kappa(t - h, ell, 1)) / (2 * h)
         assert np.allclose(cert.kappa(t, ell, 2), fd2, rtol=1e-5, atol=1e-5)
         assert cert.kappa(1.0, ell) == pytest.approx(1.0, abs=1e-12)
-    # kappa_2 is kappa2 normalised
+    # kappa_2 is kappa2 normalized
     assert np.allclose(cert.kappa(t, 2), kernels.kappa2(t) / kernels.kappa2(1.0), atol=1e-12)
 
 

@@ -34,12 +34,12 @@ def lock_path() -> Path | None:
 
 
 def _norm(name: str) -> str:
-    """A distribution's name as PEP 503 normalises it (``Foo_bar`` -> ``foo-bar``)."""
+    """A distribution's name as PEP 503 normalizes it (``Foo_bar`` -> ``foo-bar``)."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def locked_versions(text: str) -> dict[str, str]:
-    """``{normalised name: version}`` of every ``name==version`` line of a lock's text."""
+    """``{normalized name: version}`` of every ``name==version`` line of a lock's text."""
     out = {}
     for line in text.splitlines():
         m = _PIN.match(line.strip())

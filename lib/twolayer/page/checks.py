@@ -215,7 +215,7 @@ def make_hypothesis(
 
 
 def applies_of(applies) -> tuple[bool, str, list[str]]:
-    """Normalise ``applies``: a :class:`Hypothesis`, a list of them (all must hold), a bool,
+    """Normalize ``applies``: a :class:`Hypothesis`, a list of them (all must hold), a bool,
     or ``(bool, reason)``; return ``(applies, reason when not, hypothesis names)``."""
     if isinstance(applies, Hypothesis):
         applies = [applies]

@@ -10,7 +10,7 @@ Setting (Section 2)
     ``metrics``      stable rank, numerical rank, margins
 Gradient flow (Section 3)
     ``trainer``      batched full-batch gradient descent with closed-form gradients
-    ``flow``         gradient flow by loss-normalised gradient descent (a time change)
+    ``flow``         gradient flow by loss-normalized gradient descent (a time change)
     ``kkt``          Problems (1) and (3), multipliers, z and z*, certificates of Theorem 3.2
     ``xor``          noisy 2-XOR in high dimension: batches, training, intervals (Section 5)
 Gradient descent (Sections 4-5)

@@ -86,7 +86,7 @@ def near_orthogonality(X, gamma: float) -> NearOrthogonality:
 
 
 def assumption_ratio(norms: np.ndarray, p: np.ndarray, n: int, gamma: float) -> np.ndarray:
-    """Vectorised ``n / n_max`` from per-draw norms ``(..., n)`` and ``p`` ``(...)``."""
+    """Vectorized ``n / n_max`` from per-draw norms ``(..., n)`` and ``p`` ``(...)``."""
     rmin, rmax = norms.min(axis=-1), norms.max(axis=-1)
     return n * 3.0 * p * rmax**2 / (gamma**3 * rmin**4)
 

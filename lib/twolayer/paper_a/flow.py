@@ -1,8 +1,8 @@
-"""Gradient flow followed by loss-normalised gradient descent (Paper A, Theorems 3.1 and 3.4).
+"""Gradient flow followed by loss-normalized gradient descent (Paper A, Theorems 3.1 and 3.4).
 
-Gradient flow ``dW/dt = -grad L(W)`` and the normalised flow ``dW/ds = -grad L(W) / L(W)`` have
+Gradient flow ``dW/dt = -grad L(W)`` and the normalized flow ``dW/ds = -grad L(W) / L(W)`` have
 the same trajectories: with ``dt = ds / L(W(s))`` one is a time change of the other. The
-normalised flow moves at a speed that does not shrink as ``L -> 0``, so its Euler steps
+normalized flow moves at a speed that does not shrink as ``L -> 0``, so its Euler steps
 ``W <- W - lr grad L / L`` (:func:`twolayer.paper_a.trainer.gradient_descent` with
 ``normalized=True``; :func:`normalized_flow` runs the same update in a lean loop) reach the
 directional limit in a few thousand steps, where plain gradient descent would need
@@ -70,7 +70,7 @@ class FlowRun:
 
     @property
     def s(self) -> np.ndarray:
-        """Normalised time ``s = k lr`` of the checkpoints: ``(K,)``, or ``(K, B)`` when each
+        """Normalized time ``s = k lr`` of the checkpoints: ``(K,)``, or ``(K, B)`` when each
         configuration has its own step."""
         lr = np.asarray(self.lr)
         return self.checkpoints * lr if lr.ndim == 0 else np.outer(self.checkpoints, lr)
@@ -111,7 +111,7 @@ def normalized_flow(
     checkpoints,
     progress: bool | None = None,
 ) -> FlowRun:
-    """Loss-normalised gradient descent from ``W0`` (``(B, m, d)``) for ``checkpoints[-1]``
+    """Loss-normalized gradient descent from ``W0`` (``(B, m, d)``) for ``checkpoints[-1]``
     steps, keeping ``W`` at every checkpoint and ``log L`` at every step. ``X`` may be shared
     ``(n, d)`` or one data set per configuration ``(B, n, d)``; ``lr`` a float or one step per
     configuration (``(B,)``; then :attr:`FlowRun.s` is ``(K, B)``).
@@ -322,7 +322,7 @@ def _f64(a) -> torch.Tensor:
 
 
 def distance_history(run: FlowRun, net, X, y, *, W_star) -> np.ndarray:
-    """``||W~ - W*||_F / ||W*||_F`` with ``W~`` the margin-normalised weights, at every
+    """``||W~ - W*||_F / ||W*||_F`` with ``W~`` the margin-normalized weights, at every
     checkpoint and configuration: shape ``(K, B)`` (NaN where the data are not separated)."""
     X, y = _f64(X), _f64(y)
     Ws = torch.as_tensor(np.asarray(W_star, dtype=np.float64))
@@ -351,7 +351,7 @@ def certify_run(
 ):
     """:func:`twolayer.paper_a.kkt.certify` at every checkpoint (or only the last) of ``run``
     for the configurations ``configs`` (default: all), as a table with ``config``, ``step``,
-    ``s`` (normalised time), ``log10_t`` (gradient-flow time) and the certificate's entries;
+    ``s`` (normalized time), ``log10_t`` (gradient-flow time) and the certificate's entries;
     checkpoints where the data are not yet separated are skipped (Theorem 3.2, items 1-7,
     along the flow; chapter ``paper_a/gradient_flow``)."""
     import pandas as pd
@@ -404,7 +404,7 @@ def phase_diagram(
     For each ``n`` in ``ns``, each ``d`` in ``dims[n]`` and ``draws`` data sets: ``x_i ~
     N(0, I_d)`` with fair-coin labels, in exact span coordinates
     (:func:`twolayer.paper_a.data.gaussian_span_coordinates`, so any ``d`` costs the same) and
-    scaled by ``1/sqrt(d)``; the network ``net`` is trained by normalised gradient descent
+    scaled by ``1/sqrt(d)``; the network ``net`` is trained by normalized gradient descent
     (step ``1/R_max^2`` per data set) from ``w_j ~ N(0, init_scale^2/k I_k)`` in the ``k``
     coordinates, for ``steps`` steps, extended by the rule of :func:`flow_to_tolerance` until
     the draws that satisfy the assumption reach ``tol``; every draw of that ``n`` runs the same

@@ -84,7 +84,7 @@ class ImageData(Rows):
 
 @dataclass
 class Split:
-    """A train/test split (already standardised when it comes from :func:`prepare`)."""
+    """A train/test split (already standardized when it comes from :func:`prepare`)."""
 
     X_train: np.ndarray
     y_train: np.ndarray
@@ -401,7 +401,7 @@ def prepare(
     md5: str | None = CIFAR10_MD5,
     sha256: str | None = None,
 ) -> Split:
-    """Load ``dataset`` (``"digits"`` or ``"cifar10"``), split, standardise and label it.
+    """Load ``dataset`` (``"digits"`` or ``"cifar10"``), split, standardize and label it.
 
     ``task="multiclass"``: labels 0..9 (cross-entropy); ``"binary"``: labels in ``{-1, +1}``
     from :func:`binary_labels` (logistic loss)."""

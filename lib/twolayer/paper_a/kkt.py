@@ -222,7 +222,7 @@ def project_rows_onto_span(W, X) -> np.ndarray:
 
 def certify(net, W, X, y, *, sol: Problem3Solution, z_star, X_test) -> dict[str, float]:
     """Measure items 1-7 of Theorem 3.2 for a trained ``W`` (rows in ``span{x_i}``), against the
-    solver's optimum ``sol`` and ``z_star``; ``W`` is first normalised by its smallest margin.
+    solver's optimum ``sol`` and ``z_star``; ``W`` is first normalized by its smallest margin.
 
     Returns ``margin_max_dev = max_i |y_i f(x_i; W~) - 1|``, ``row_collapse`` (largest distance
     of a row from its group's mean, over ``||W~||_F``), ``rank_ratio = sigma_3/sigma_1`` (0 when
@@ -289,7 +289,7 @@ def deviations(net, W, X, y, *, sol: Problem3Solution, X_test) -> dict[str, np.n
     """Items 1, 2 (collapse), 3, 4-5 and 6 of Theorem 3.2 as deviations that vanish at the
     limit, for a batch ``W`` of shape ``(B, m, d)`` (rows in the data's coordinates), each of
     shape ``(B,)``: the quantities of :func:`certify` (``sign_disagreement = 1 -
-    sign_agreement``), vectorised. NaN where ``W`` does not separate the data. Used to decide
+    sign_agreement``), vectorized. NaN where ``W`` does not separate the data. Used to decide
     how long to run (:func:`twolayer.paper_a.flow.flow_to_tolerance`)."""
     X, y, Xt = (torch.as_tensor(_np(a)) for a in (X, y, X_test))
     W = torch.as_tensor(_np(W))
@@ -364,8 +364,8 @@ def three_point_kkt_system(eps: float, m: int = 2, gamma: float = THREE_POINT_GA
 
 def kkt_residual(net, W, X, y) -> dict[str, float]:
     """How far the direction of ``W`` is from a KKT point of Problem (1) (Theorem 3.1), with
-    multipliers found from ``W`` itself: normalise ``W~ = W / min_i y_i f(x_i; W)``, take
-    ``lambda >= 0`` minimising ``||W~ - sum_i lambda_i y_i grad f(x_i; W~)||_F`` (non-negative
+    multipliers found from ``W`` itself: normalize ``W~ = W / min_i y_i f(x_i; W)``, take
+    ``lambda >= 0`` minimizing ``||W~ - sum_i lambda_i y_i grad f(x_i; W~)||_F`` (non-negative
     least squares; the gradient uses ``phi' = 1`` at a zero pre-activation, as
     :func:`problem1_kkt_residual`), and report ``stationarity`` (that minimum over
     ``||W~||_F``), ``slackness`` (``sum_i lambda_i (y_i f(x_i; W~) - 1)`` over ``sum_i
@@ -417,7 +417,7 @@ def three_point_table(eps_grid, m_half: int = 1) -> list[dict]:
     Clarabel (``lam1, lam2, lam3``) and by the hand-written KKT system, their errors against
     the printed multipliers (``err_printed``, ``err_system``), the solver's ``z`` and ``z*``
     against the closed forms (``err_closed_form``), and from the closed forms: the margins
-    ``margin2 = y_2 z.x_2``, ``margin3``, the normalised margins of ``z`` and ``z*``, their
+    ``margin2 = y_2 z.x_2``, ``margin3``, the normalized margins of ``z`` and ``z*``, their
     ``angle``, ``z_ratio = ||z|| / ||z*||`` and whether Theorem 3.2's assumption ``holds``."""
     from .assumptions import near_orthogonality
 

@@ -5,7 +5,7 @@
 * logistic: ``ell(q) = log(1 + e^{-q}) = softplus(-q)``, ``g = sigmoid(-q)``;
 * exponential: ``ell(q) = e^{-q}``, ``g = e^{-q}``.
 
-For loss-normalised gradient descent (a time change of gradient flow, see the trainer) we
+For loss-normalized gradient descent (a time change of gradient flow, see the trainer) we
 also need ``g_i / L`` without forming ``L`` (which underflows at large margins): it is
 computed in log space from ``log g_i`` and ``log ell(q_i)``.
 
@@ -89,7 +89,7 @@ class Loss:
         return torch.logsumexp(self.log_ell(q), dim=-1) - math.log(q.shape[-1])
 
     def normalized_weights(self, q: torch.Tensor) -> torch.Tensor:
-        """``g_i / (n L)`` over the last axis: the sample weights of loss-normalised GD."""
+        """``g_i / (n L)`` over the last axis: the sample weights of loss-normalized GD."""
         log_w = self.log_g(q) - torch.logsumexp(self.log_ell(q), dim=-1, keepdim=True)
         return torch.exp(log_w)
 

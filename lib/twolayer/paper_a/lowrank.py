@@ -245,7 +245,7 @@ def init_bound(
 def init_condition(
     net, W0: torch.Tensor, X: torch.Tensor, y: torch.Tensor, *, lr, gamma: float, eps: float
 ) -> dict[str, np.ndarray]:
-    """The realised (A2) quantities of a batch ``W0`` ``(B, m, d)`` with step sizes ``lr``:
+    """The realized (A2) quantities of a batch ``W0`` ``(B, m, d)`` with step sizes ``lr``:
     ``max_k |f(x_k; W0)|`` and ``(||W0||_F + lr ||grad L(W0) - grad L(0)||_F) /
     (lr ||grad L(0)||_F)``, which (A2) keeps at most 1/50 and ``eps``."""
     from .losses import get_loss
@@ -365,7 +365,7 @@ def steps_to_reach(L1: float, target: float, kappa: float) -> float:
 
 
 def margins_metric(net, X: torch.Tensor, y: torch.Tensor):
-    """A metric: every unnormalised margin ``y_i f(x_i; W)``, shape ``(B, n)`` (Lemma E.11(b)
+    """A metric: every unnormalized margin ``y_i f(x_i; W)``, shape ``(B, n)`` (Lemma E.11(b)
     says each of them increases along gradient descent)."""
 
     def metric(W: torch.Tensor) -> torch.Tensor:

@@ -1,9 +1,9 @@
 """Metrics in the papers' notation; batched over leading axes of ``W``.
 
 * ``singular_values(W)``, ``stable_rank(W) = ||W||_F^2 / ||W||_2^2`` (Paper A, Def. 4.1's
-  companion; at a Gaussian initialisation it is about ``m d / (sqrt m + sqrt d)^2``),
+  companion; at a Gaussian initialization it is about ``m d / (sqrt m + sqrt d)^2``),
   ``numerical_rank(W, tol)`` (singular values above ``tol * sigma_1``);
-* margins ``q_i = y_i f(x_i; W)``, normalised margins ``q_i / ||W||_F`` (the networks of
+* margins ``q_i = y_i f(x_i; W)``, normalized margins ``q_i / ||W||_F`` (the networks of
   Paper A are 1-homogeneous in ``W`` with the leaky ReLU) and ``W / min_i q_i``;
 * ``near_orthogonality(X, gamma)``: Theorem 3.2's assumption, see
   :mod:`twolayer.paper_a.assumptions`.
@@ -56,7 +56,7 @@ def numerical_rank(W, tol: float = 1e-6) -> torch.Tensor:
 
 
 def margins(net, W, X, y) -> torch.Tensor:
-    """Unnormalised margins ``y_i f(x_i; W)``, shape ``(..., n)``, on ``W``'s device and in its
+    """Unnormalized margins ``y_i f(x_i; W)``, shape ``(..., n)``, on ``W``'s device and in its
     dtype (``X`` and ``y`` follow ``W``)."""
     W = _t(W)
     return net.margins(W, _t(X).to(W), _t(y).to(W))
@@ -71,7 +71,7 @@ def normalized_margins(net, W, X, y) -> torch.Tensor:
 def normalize_by_margin(net, W, X, y, *, strict: bool = True) -> torch.Tensor:
     """``W / min_i y_i f(x_i; W)``: the rescaling under which the smallest margin is 1, i.e. a
     feasible point of Problem (1) (Paper A); batched over the leading axes of ``W``. Used by
-    ``paper_a/gradient_flow`` and ``paper_a/kkt_not_max_margin`` (the margin-normalised
+    ``paper_a/gradient_flow`` and ``paper_a/kkt_not_max_margin`` (the margin-normalized
     weights ``W~`` of :func:`twolayer.paper_a.flow.distance_history`).
 
     Args:

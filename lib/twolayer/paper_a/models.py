@@ -97,7 +97,7 @@ class LeakyNetwork:
     __call__ = forward
 
     def margins(self, W: torch.Tensor, X: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """Unnormalised margins ``q_i = y_i f(x_i; W)``."""
+        """Unnormalized margins ``q_i = y_i f(x_i; W)``."""
         return y * self.forward(W, X)
 
     def loss_and_coef(

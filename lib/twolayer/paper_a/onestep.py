@@ -102,7 +102,7 @@ class BatchResult:
     history: dict
     omega: np.ndarray
     lr: np.ndarray
-    realised: dict  # lowrank.init_condition of W0 at each run's step size
+    realized: dict  # lowrank.init_condition of W0 at each run's step size
     spectral0: np.ndarray  # ||W0||_2 of each run
     step1_lower: np.ndarray  # lowrank.step1_lower_bound of each run
     init_over_step: np.ndarray  # ||W0||_F / (lr ||grad L(W0)||_F): init against the first step
@@ -134,7 +134,7 @@ def run_batch(
     B = omega.numel()
     W0 = s.net.init(s.d, omega, seed=seed, batch=B, dtype=resolve_dtype(dtype), device=device)
     X, y = s.X.to(W0), s.y.to(W0)  # once, before the runs (no copy on the CPU in float64)
-    realised = lowrank.init_condition(s.net, W0, X, y, lr=lr, gamma=s.gamma, eps=eps)
+    realized = lowrank.init_condition(s.net, W0, X, y, lr=lr, gamma=s.gamma, eps=eps)
     _, _, G0 = s.net.loss_and_grad(W0, X, y, get_loss("logistic"))
     lower = lowrank.step1_lower_bound(W0, G0, lr)
     spectral0 = torch.linalg.matrix_norm(W0, ord=2).cpu().numpy()
@@ -161,7 +161,7 @@ def run_batch(
         metrics=fns,
     )
     return BatchResult(
-        res.steps, res.history, omega.numpy(), lr.numpy(), realised, spectral0, lower, r
+        res.steps, res.history, omega.numpy(), lr.numpy(), realized, spectral0, lower, r
     )
 
 
@@ -177,8 +177,8 @@ def init_sweep(
 ) -> dict:
     """One step of size ``s.alpha`` from ``omega = multiplier * omega_A2`` for every multiplier,
     ``draws`` initializations each. Returns arrays over the runs: ``multiplier``, ``omega``,
-    ``r`` (the realised ``||W0||_F / (alpha ||grad L(W0)||_F)``), ``sr0``, ``sr1``, the
-    triangle-inequality ``lower`` bound on ``sr1`` and whether the realised (A2) holds."""
+    ``r`` (the realized ``||W0||_F / (alpha ||grad L(W0)||_F)``), ``sr0``, ``sr1``, the
+    triangle-inequality ``lower`` bound on ``sr1`` and whether the realized (A2) holds."""
     mult = np.repeat(np.asarray(multipliers, dtype=np.float64), draws)
     omega = mult * s.omega_A2
     lr = np.full_like(omega, s.alpha)
@@ -193,7 +193,7 @@ def init_sweep(
         "sr0": sr[0],
         "sr1": sr[1],
         "lower": b.step1_lower,
-        "a2_holds": b.realised["holds"],
+        "a2_holds": b.realized["holds"],
     }
 
 
@@ -223,7 +223,7 @@ def size_sweep(  # noqa: PLR0913 (one setting per argument of the size sweep)
     ``long_lr_scale * alpha_A1`` (``kind`` "trajectory", stable rank at ``records``
     log-spaced steps). One row per run: the sizes, the step multiplier, ``SR(0)``, ``SR(1)``,
     ``max SR(t >= 1)``, the final loss, the Gaussian law and the concentration lower bound at
-    initialization, the realised (A2), the data condition, ``rho`` and the book's trajectory
+    initialization, the realized (A2), the data condition, ``rho`` and the book's trajectory
     bound ``C``."""
     rows = []
     for name, values in sizes.items():
@@ -274,8 +274,8 @@ def size_sweep(  # noqa: PLR0913 (one setting per argument of the size sweep)
                             "final loss": float(b.history["loss"][-1, k]),
                             "law": lowrank.gaussian_stable_rank(s.m, s.d),
                             "lower": lowrank.gaussian_stable_rank_lower(s.m, s.d, delta),
-                            "A2 holds": bool(b.realised["holds"][k]),
-                            "step ratio": float(b.realised["step_ratio"][k]),
+                            "A2 holds": bool(b.realized["holds"][k]),
+                            "step ratio": float(b.realized["step_ratio"][k]),
                             "data condition": bool(s.consts.data_condition),
                             "rho": s.consts.rho,
                             "C": C,

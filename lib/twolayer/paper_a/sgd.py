@@ -1,12 +1,12 @@
 """Minibatch SGD on two-layer ReLU networks with biases, several configurations at once.
 
-The network is :class:`twolayer.paper_a.models.TwoLayerNet` generalised to ``k`` outputs and batched
+The network is :class:`twolayer.paper_a.models.TwoLayerNet` generalized to ``k`` outputs and batched
 over ``B`` configurations (Paper A, Figure 2):
 
     ``F_b(x) = a_b^T relu(W_b x + b_b) + c_b``,
     ``W_b``: (m, d), ``b_b``: (m,), ``a_b``: (m, k), ``c_b``: (k,).
 
-All ``B`` configurations (here: initialisation scales) are stored as one tensor per parameter
+All ``B`` configurations (here: initialization scales) are stored as one tensor per parameter
 (``W`` is ``(B, m, d)``) and advance together as one tensor program with closed-form gradients
 (no autograd, no Python loop over configurations); they see the same seeded sequence of
 minibatches, so they differ only in what is being compared.
@@ -15,7 +15,7 @@ minibatches, so they differ only in what is being compared.
   loss of Paper A's theory;
 * ``loss="cross_entropy"`` (``k`` classes, labels ``0..k-1``): ``mean -log softmax(F(x))_y``.
 
-Initialisation: Glorot uniform (TensorFlow's default), ``U(-r, r)`` with
+Initialization: Glorot uniform (TensorFlow's default), ``U(-r, r)`` with
 ``r = sqrt(6 / (fan_in + fan_out))`` for ``W`` and ``a``, times a per-configuration
 ``init_scale``; biases start at 0. One uniform draw (seeded, on the CPU) is shared by every
 configuration, so configurations differ only by their scale; with ``k = 1`` it is exactly
@@ -200,7 +200,7 @@ class SGDConfig:
 
 
 def train(X_train, y_train, X_test, y_test, *, config: SGDConfig | None = None) -> SGDResult:
-    """Minibatch SGD from Glorot-uniform initialisations scaled by each of ``init_scales``
+    """Minibatch SGD from Glorot-uniform initializations scaled by each of ``init_scales``
     (the settings: ``config``, an :class:`SGDConfig`; default: its defaults).
 
     Every configuration uses the same seeded initial draw and the same seeded minibatches.

@@ -1,6 +1,6 @@
 """Full-batch gradient descent on Paper A's network, for a batch of configurations at once.
 
-``W`` has shape ``(B, m, d)``: ``B`` independent configurations (seeds, initialisation scales,
+``W`` has shape ``(B, m, d)``: ``B`` independent configurations (seeds, initialization scales,
 step sizes) advance together as one tensor program, with the closed-form gradient of
 :meth:`twolayer.paper_a.models.LeakyNetwork.loss_and_coef` (no autograd, no Python loop over neurons
 or samples).
@@ -8,7 +8,7 @@ or samples).
 Two update rules:
 
 * plain gradient descent ``W <- W - lr grad L(W)`` (Theorem 4.2);
-* loss-normalised gradient descent ``W <- W - lr grad L(W) / L(W)``: the same direction field
+* loss-normalized gradient descent ``W <- W - lr grad L(W) / L(W)``: the same direction field
   as gradient flow with time rescaled by ``1/L``, so it follows the flow's path while the
   margin keeps growing; plain GD converges in direction only like ``1/log t``.
 
@@ -48,7 +48,7 @@ class DivergenceError(FloatingPointError):
         self.step, self.quantity, self.value, self.config = step, quantity, value, config
         super().__init__(
             f"gradient descent diverged at step {step}: {quantity} = {value!r} in configuration "
-            f"{config}; lower the step size (lr) or the initialisation scale"
+            f"{config}; lower the step size (lr) or the initialization scale"
         )
 
 
@@ -249,7 +249,7 @@ def gradient_descent(  # noqa: PLR0913 (the trainer's settings, each named)
     check_every: int = 100,
     trace: tuple[str, ...] | list[str] = (),
 ) -> TrainResult:
-    """Run ``steps`` of (optionally loss-normalised) gradient descent from ``W0``.
+    """Run ``steps`` of (optionally loss-normalized) gradient descent from ``W0``.
 
     ``W0``: ``(m, d)`` or ``(B, m, d)``, on any device and in float32 or float64: the run
     follows it. ``lr``: a float or a ``(B,)`` tensor. ``X``, ``y`` are moved to ``W0``'s dtype

@@ -8,12 +8,12 @@ has a linear decision boundary (item 6), hence test error 1/2 too, from any init
 * :func:`xor_batch` draws training and test sets for many dimensions ``d`` in exact
   low-dimensional coordinates (:func:`twolayer.paper_a.data.noisy_xor_span_coordinates`, so
   ``d = 10^9`` costs what ``d = 50`` does), scaled by ``1/sqrt(d + ||mu||^2)``;
-* :func:`train_and_test` trains the network on all of them at once by loss-normalised gradient
+* :func:`train_and_test` trains the network on all of them at once by loss-normalized gradient
   descent (:func:`twolayer.paper_a.flow.normalized_flow`) from one or several initialization
   scales, extending the runs until the measured ``1/s`` rate brings the decision boundary of
   the runs that satisfy the assumption within ``tol`` of linear, and measures train error, test
   error and the agreement of ``sign f`` with the linear rule ``sign <z, x>``;
-* :func:`summarise` reports the confidence interval over seeds
+* :func:`summarize` reports the confidence interval over seeds
   (:func:`twolayer.core.stats.t_interval`), and :func:`chance_slack` how far a network's test
   error may be from 1/2 when its boundary is linear on all but a fraction of the test points.
 
@@ -134,7 +134,7 @@ def train_and_test(
 ) -> pd.DataFrame:
     """Train ``net`` on every data set of ``batch`` from every scale in ``init_scales`` (``w_j
     ~ N(0, scale^2/k I_k)`` in the ``k`` coordinates, one draw per data set shared across
-    scales) by loss-normalised gradient descent with step ``1/R_max^2`` per data set, for
+    scales) by loss-normalized gradient descent with step ``1/R_max^2`` per data set, for
     ``steps`` steps; with ``tol``, extend the runs whose training set satisfies the assumption
     (only those: the others keep ``steps``) until their ``1 - linear_agreement`` is at most
     ``tol / factor`` by the ``1/s`` rule of :func:`twolayer.paper_a.flow.steps_for_tolerance`
@@ -215,7 +215,7 @@ def chance_slack(n_test: int, runs: int, disagreement: float, sds: float = 5.0) 
     return sds * 0.5 / math.sqrt(runs * n_test) + float(disagreement)
 
 
-def summarise(runs: pd.DataFrame, conf: float, n_test: int, num_seeds: int) -> pd.DataFrame:
+def summarize(runs: pd.DataFrame, conf: float, n_test: int, num_seeds: int) -> pd.DataFrame:
     """One row per initialization scale and ``d`` of :func:`train_and_test`'s runs: the mean
     test error with its ``conf`` t-interval (``error, ci_low, ci_high``), the smallest
     ``linear_agreement``, the ``mean_disagreement``, the largest ``train_error`` and
@@ -246,7 +246,7 @@ def summarise(runs: pd.DataFrame, conf: float, n_test: int, num_seeds: int) -> p
 
 
 def first_d_at_chance(table: pd.DataFrame) -> dict:
-    """Per initialization scale of a :func:`summarise` table: the smallest ``d`` from which on
+    """Per initialization scale of a :func:`summarize` table: the smallest ``d`` from which on
     (at that ``d`` and every larger one) the error is at chance (``nan`` when the largest
     ``d`` is not)."""
     out = {}

@@ -142,13 +142,13 @@ class Certificate:
         return Z2(self.ell)
 
     def eta(self, W) -> np.ndarray:
-        """``eta`` at the directions of the rows of ``W`` (normalised first)."""
+        """``eta`` at the directions of the rows of ``W`` (normalized first)."""
         W = _unit(W)
         t = _cos(W, self.U)
         return kappa(t, self.ell) @ self.alpha + np.sum(kappa(t, self.ell, 1) * (W @ self.b.T), 1)
 
     def eta_grad(self, W) -> np.ndarray:
-        """Euclidean gradient of ``w -> eta(w)`` (the formula above, not normalised) at unit
+        """Euclidean gradient of ``w -> eta(w)`` (the formula above, not normalized) at unit
         rows ``W``; the ``kappa''`` term is dropped where ``b_j.w = 0`` exactly (at ``w = u_j``)."""
         W = _unit(W)
         t = _cos(W, self.U)
@@ -373,7 +373,7 @@ def best_certificate(teacher: Teacher, ells=(2, 4, 6, 8, 10), count: int = 1440,
     ``ells`` whose ``rho_eta`` is positive on the whole sphere of ``R^d``
     (:func:`full_sphere_directions`: Definition 1 asks ``|eta(w)| <= 1 - rho_eta delta^2`` for
     every unit ``w``, also out of ``S_*``, where ``delta`` reaches ``pi/2``, so that
-    ``rho_eta <= 4/pi^2`` once ``d > r``), the one minimising ``||p||^2 / rho_eta``. Returns
+    ``rho_eta <= 4/pi^2`` once ``d > r``), the one minimizing ``||p||^2 / rho_eta``. Returns
     ``(certificate, rho_eta, ||p||)``, or ``(None, nan, nan)`` when no order is non-degenerate
     on the grid. Every non-degenerate certificate makes Lemmas 9, F.3-F.5 hold; this one
     makes their bounds tightest. Chapters ``paper_b/stage3`` and ``paper_b/certificates``."""
@@ -525,7 +525,7 @@ def lemma7_snapshot(
 
 @functools.lru_cache(maxsize=4)
 def _abs_relu_coefficient_sums(k_max: int) -> np.ndarray:
-    """``cum[k] = sum_{j < k} |sigma_j|`` for ``k <= k_max + 1`` (vectorised Lemma A.1)."""
+    """``cum[k] = sum_{j < k} |sigma_j|`` for ``k <= k_max + 1`` (vectorized Lemma A.1)."""
     from scipy.special import gammaln
 
     k = np.arange(k_max + 1, dtype=np.float64)

@@ -149,19 +149,19 @@ def balanced_objective(net: Net, teacher: Teacher, lam: float) -> float:
 
 
 def lasso_active_set(G, b, weights, lam: float, *, max_iter: int = 10_000, rtol: float = 1e-11):
-    """Exact minimiser of ``a^T G a - 2 b^T a + lam sum_j weights_j |a_j|`` (``G`` positive
+    """Exact minimizer of ``a^T G a - 2 b^T a + lam sum_j weights_j |a_j|`` (``G`` positive
     semi-definite, ``lam > 0``) by feature-sign search (Lee, Battle, Raina & Ng 2007): an
     active-set method whose every step solves the quadratic on the active set with the signs
     fixed and line-searches through the sign changes, so that the objective falls strictly. A
     singular active block (dependent columns: a dense grid of directions) takes a step along
     its null space instead (``_null_step``), and where no step lowers the objective while
-    an optimality condition is violated, a pass of exact coordinate minimisation does
+    an optimality condition is violated, a pass of exact coordinate minimization does
     (``_coordinate_pass``), so the answer does not depend on how one machine rounds a
     singular solve. It stops when the optimality conditions hold to ``rtol``
     (``|2 (G a - b)_j| <= lam w_j`` where ``a_j = 0``, ``2 (G a - b)_j = -lam w_j sign(a_j)``
     elsewhere) or when nothing lowers the objective. Returns ``(a, info)``: ``info["kkt"]``
     is the largest violation of those conditions over ``lam max w`` (0 at the exact
-    minimiser), ``info["iterations"]`` the steps.
+    minimizer), ``info["iterations"]`` the steps.
     Used by :func:`min_measure` (chapters ``paper_b/stage3`` and ``paper_b/certificates``)."""
     if not lam > 0:
         raise ValueError("lam must be positive")
@@ -235,7 +235,7 @@ def lasso_active_set(G, b, weights, lam: float, *, max_iter: int = 10_000, rtol:
         if best is None:
             # no candidate lowers the objective: optimal to rounding, or a degenerate step
             # (an entering coefficient that the block's solution moves against its sign).
-            # Then one pass of exact coordinate minimisation over the violated conditions,
+            # Then one pass of exact coordinate minimization over the violated conditions,
             # which lowers the objective wherever one is violated, and the search goes on.
             on, off = violation(a)
             if max(on, off) <= tol:
@@ -265,7 +265,7 @@ def lasso_active_set(G, b, weights, lam: float, *, max_iter: int = 10_000, rtol:
 
 
 def _coordinate_pass(G, b, thr, a, tol):
-    """One pass of exact coordinate minimisation of the Lasso objective over the coordinates
+    """One pass of exact coordinate minimization of the Lasso objective over the coordinates
     whose optimality condition is violated by more than ``tol``, most violated first; each
     update ``a_k = -soft(c_k, thr_k) / (2 G_kk)`` (``c_k`` the gradient without ``a_k``'s own
     term) lowers the objective strictly where the condition was violated."""
@@ -553,7 +553,7 @@ def residual_terms(net: Net, teacher: Teacher, X: np.ndarray, printed: bool = Fa
 def split_pair_loss(teacher: Teacher, i: int, deltas, pair: bool = True) -> np.ndarray:
     """``L(mu)`` when teacher atom ``i`` of ``mu* = sum a*_j delta_{w*_j}`` is replaced by two
     atoms at angles ``+-delta`` from ``w*_i`` in ``S_*`` (``pair=True``) or by one atom at
-    ``delta`` (``pair=False``), their masses chosen to minimise the loss. The pair's loss
+    ``delta`` (``pair=False``), their masses chosen to minimize the loss. The pair's loss
     falls like ``delta^3`` (the kink of ReLU: ``kappa_2(cos delta)`` has a ``|delta|^3`` term),
     the single atom's like ``delta^2``: Lemma 10's ``zeta^(1/3)`` cannot be improved (F.6)."""
     B = teacher.info["basis"]

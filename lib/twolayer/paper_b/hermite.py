@@ -1,6 +1,6 @@
 """Hermite expansions of ReLU and ``|x|`` (Paper B, Appendix A and Claim B.1).
 
-Normalised probabilists' Hermite polynomials ``h_k = He_k / sqrt(k!)`` are orthonormal under
+Normalized probabilists' Hermite polynomials ``h_k = He_k / sqrt(k!)`` are orthonormal under
 ``N(0, 1)``; the coefficient of ``sigma`` is ``sigma_k = E[sigma(x) h_k(x)]``.
 
 * :func:`relu_coefficient` / :func:`abs_coefficient`: the closed forms of Lemma A.1, in log
@@ -10,7 +10,7 @@ Normalised probabilists' Hermite polynomials ``h_k = He_k / sqrt(k!)`` are ortho
 * :func:`relu_coefficients_quadrature`: the ReLU coefficients by a quadrature that is *exact*
   for the kink: on ``x > 0`` substitute ``x = sqrt(2u)``; then ``x h_k(x) phi(x) dx`` becomes
   ``h_k(sqrt(2u)) e^{-u} du / sqrt(2 pi)``, a polynomial in ``u`` times ``e^{-u}`` for even
-  ``k`` (Gauss-Laguerre) and ``sqrt(u)`` times a polynomial for odd ``k`` (generalised
+  ``k`` (Gauss-Laguerre) and ``sqrt(u)`` times a polynomial for odd ``k`` (generalized
   Gauss-Laguerre with ``alpha = 1/2``). Both rules are exact once they have enough nodes.
 * :func:`piecewise_linear_coefficients`: the same exact half-line rules for any
   ``f(x) = s_+ x`` (``x > 0``), ``s_- x`` (``x < 0``), evaluating ``h_k`` at negative nodes

@@ -2,7 +2,7 @@
 (the comparison of the paper's Section 3 with Damian et al. 2022), the experiment code of
 {ref}`chapter-paperb-frozen`.
 
-With ``W = W^(1)`` fixed, the best output layer (and ``alpha, beta``) minimises the convex
+With ``W = W^(1)`` fixed, the best output layer (and ``alpha, beta``) minimizes the convex
 quadratic ``a^T G a - 2 b^T a + c`` of Stage 2 without penalty; its minimum ``c - b^T G^+ b``
 is the squared distance of ``f~_*`` to the span of the features
 ``||w_i|| relu_{>=2}(wbar_i . x)`` (:func:`frozen_best_loss`). Widths share one symmetric

@@ -5,7 +5,7 @@ eq. (3) (``alpha_*, beta_*`` are the population moments, as in the paper's probl
 and the empirical loss is ``L^(theta) = (1/n) sum_s (f(x_s; theta) - y~_s)^2``.
 
 * :func:`empirical_grad`: the gradient of ``L^ + lambda/2 (||a||^2 + ||W||_F^2)``, a
-  :class:`~twolayer.paper_b.population.Net`, vectorised over samples and neurons;
+  :class:`~twolayer.paper_b.population.Net`, vectorized over samples and neurons;
 * :func:`gradient_error`: the relative Frobenius error of the empirical first-layer gradient of
   Stage 1 against the exact population gradient, and :func:`predicted_error`, its
   ``n^{-1/2}`` law ``sqrt(tr Sigma / n) / ||grad||`` with ``Sigma`` the covariance of one

@@ -1,6 +1,6 @@
 """Chapter "Where gradient flow goes" (``notebooks/paper_a/gradient_flow.md``): gradient flow
 on a leaky-ReLU network with a fixed second layer, followed to its directional limit by
-loss-normalised gradient descent and certified against the optimum of the convex Problem (3)
+loss-normalized gradient descent and certified against the optimum of the convex Problem (3)
 (Paper A, Theorems 3.1, 3.2 and 3.4, Corollary 3.5).
 
 ``SPEC`` declares the page's parameters once. The page narrates five steps, each a function
@@ -89,7 +89,7 @@ SPEC = ChapterSpec(
             100,
             10**7,
             explore=(500, 5000),
-            doc="normalised GD steps before the run is extended to reach tol",
+            doc="normalized GD steps before the run is extended to reach tol",
         ),
         "tol": Float(
             0,
@@ -221,7 +221,7 @@ class Target:
         asm: Theorem 3.2's assumption measured on ``X``
             (:class:`~twolayer.paper_a.assumptions.NearOrthogonality`).
         net: the leaky-ReLU network with ``m1`` positive and ``m2`` negative neurons.
-        lr: the step ``1 / R_max^2`` of normalised gradient descent.
+        lr: the step ``1 / R_max^2`` of normalized gradient descent.
         sol: the optimum ``(v*, u*)`` of Problem (3) and its duals ``lambda_i`` (item 5).
         z_star: the l2 max-margin linear separator (item 7).
         X_test: ``n_test`` fresh ``N(0, I_k)`` points for item 6.
@@ -466,7 +466,7 @@ def target_claims(P, S: Target, hyp) -> list[Claim]:
 
 @dataclass
 class Training:
-    """The runs of normalised gradient descent from ``directions`` random initial directions,
+    """The runs of normalized gradient descent from ``directions`` random initial directions,
     each at the three scales of :data:`MULTS`.
 
     Attributes:
@@ -520,7 +520,7 @@ def training_from_run(P, S: Target, run: flow.FlowRun, W0=None) -> Training:
 
 
 def train(P, S: Target, device=None) -> Training:
-    """Normalised gradient descent (step ``S.lr``) from ``directions`` random directions at
+    """Normalized gradient descent (step ``S.lr``) from ``directions`` random directions at
     0.001, 1 and 10 times the default scale ``N(0, init_scale^2/d I)``, all in one batch on
     ``device``, for ``steps`` steps, then extended until the deviations of items 1-6 and
     Theorem 3.1's KKT residual, extrapolated at rate ``1/s``, reach ``tol / 2``
@@ -821,7 +821,7 @@ def slope_standard_errors(s, values, decades: float = 1.0) -> np.ndarray:
 
 
 def distance_falls_like_one_over_s(P, S: Target, T: Training) -> Claim:
-    """The book's observation (``book-obs-gf-rate``): over the last decade of normalised time
+    """The book's observation (``book-obs-gf-rate``): over the last decade of normalized time
     the distance to ``W*`` falls like ``s^-1`` (frozen activation patterns; a linear model's
     direction converges like ``1/log t = O(1/s)``, Soudry et al. 2018). Both ends of each run's
     slope +- 3 standard errors must lie in ``[-1.5, -0.5]``, which separates ``s^-1`` from the
@@ -903,10 +903,10 @@ def reading_figure(P, T: Training) -> str:
 @dataclass
 class Discretisation:
     """The default initialization of the first direction run with the page's step and with a
-    four times smaller one, to the same normalised time ``s``.
+    four times smaller one, to the same normalized time ``s``.
 
     Attributes:
-        s: the normalised time of the comparison (50, or a quarter of the main run).
+        s: the normalized time of the comparison (50, or a quarter of the main run).
         step_gap: ``||W/||W|| (step) - W/||W|| (step / 4)||_F``.
         to_go: the distance of the coarse run's direction to ``W*/||W*||_F``.
     """

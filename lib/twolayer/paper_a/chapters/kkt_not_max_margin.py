@@ -8,7 +8,7 @@ returning named fields, gathered in a :class:`Result` (:func:`compute` runs both
 1. :func:`algebra` -- Problem (3) on the example over a grid of ``eps``, against the printed
    multipliers and the closed forms, and the example at the page's ``eps``
    (:class:`Algebra`);
-2. :func:`train` -- loss-normalised gradient descent on the example from several
+2. :func:`train` -- loss-normalized gradient descent on the example from several
    initializations, run until its ``1/s`` rate reaches the page's tolerances (:class:`Flow`).
 
 Hypotheses and checks are functions ``(P, R)`` returning a
@@ -107,7 +107,7 @@ SPEC = ChapterSpec(
             100,
             10**7,
             explore=(300, 5000),
-            doc="normalised GD steps before the run is extended to reach its tolerances",
+            doc="normalized GD steps before the run is extended to reach its tolerances",
         ),
         "tol": Float(
             0,
@@ -258,7 +258,7 @@ class Algebra:
 
     @property
     def nmargin_zstar(self) -> float:
-        """``1 / ||z*||``, the normalised margin of the closed-form ``z*``."""
+        """``1 / ||z*||``, the normalized margin of the closed-form ``z*``."""
         return float(1 / np.linalg.norm(self.z_star_cf))
 
     @property
@@ -326,10 +326,10 @@ class Flow:
     """Step 2 (:func:`train`): the runs and what the page reads from them.
 
     Attributes:
-        run: the loss-normalised run (checkpoints, weights, per-step log-loss).
+        run: the loss-normalized run (checkpoints, weights, per-step log-loss).
         total_steps: its number of steps, after the extension to the tolerances.
         mults: the initializations' multiples of ``init_scale``.
-        dev: ``(K, 2, B)``: per checkpoint and run, the distance of the margin-normalised
+        dev: ``(K, 2, B)``: per checkpoint and run, the distance of the margin-normalized
             weights to Problem (3)'s optimum (relative, Frobenius) and the angle between the
             network's linear predictor ``z(W)`` and Clarabel's ``z``.
         to_zstar: ``(K, B)``: the angle between ``z(W)`` and Clarabel's ``z*``.
@@ -357,7 +357,7 @@ def network(P) -> models.LeakyNetwork:
 
 def deviations(P, A: Algebra, W) -> np.ndarray:
     """``(2, B)`` for weights ``W`` of shape ``(B, m, 3)``: the relative distance of the
-    margin-normalised ``W`` to Problem (3)'s optimum ``W*`` and the angle between ``z(W)`` and
+    margin-normalized ``W`` to Problem (3)'s optimum ``W*`` and the angle between ``z(W)`` and
     Clarabel's ``z`` (both fall like ``1/s`` along the flow)."""
     net = network(P)
     dist = kkt.deviations(net, W, A.X, A.y, sol=A.sol, X_test=A.X[:1])["dist_to_convex"]
@@ -405,7 +405,7 @@ def initial_weights(P, *, device=None, dtype=None) -> torch.Tensor:
 
 
 def train(P, A: Algebra, *, device=None, dtype=None) -> Flow:
-    """Step 2: loss-normalised gradient descent (step 1, a time change of gradient flow) on the
+    """Step 2: loss-normalized gradient descent (step 1, a time change of gradient flow) on the
     example at ``eps`` from every initialization of :func:`initial_weights`, for ``steps``
     steps, extended until its ``1/s`` rate brings both deviations of :func:`deviations` to half
     of :func:`tolerances` (:func:`twolayer.paper_a.flow.flow_to_tolerance`).
@@ -538,7 +538,7 @@ def z_x2_differs_from_z_x3(P, R: Result) -> Claim:
 
 
 def z_not_max_margin(P, R: Result) -> Claim:
-    """The normalised margin of ``z`` below that of ``z*`` (closed forms). Sanity: implied by
+    """The normalized margin of ``z`` below that of ``z*`` (closed forms). Sanity: implied by
     :func:`z_x2_differs_from_z_x3`, since ``z*`` is unique and has equal margins, so ``z``
     with unequal margins is not a multiple of it."""
     tab = R.algebra.table
@@ -549,7 +549,7 @@ def z_not_max_margin(P, R: Result) -> Claim:
         value=(tab.nmargin_zstar - tab.nmargin_z).to_numpy(),
         bound=0.0,
         op=">",
-        detail="smallest normalised margin of z* minus that of z, over the ε grid (closed "
+        detail="smallest normalized margin of z* minus that of z, over the ε grid (closed "
         "forms; implied by z_x2_differs_from_z_x3)",
     )
 
@@ -730,7 +730,7 @@ def thm34_loss_below_log2_over_n(P, R: Result, applies) -> Claim:
 
 
 def flow_reaches_convex_optimum(P, R: Result, applies) -> Claim:
-    """Corollary 3.5 (items 4-5): the margin-normalised weights end within ``tol`` of Problem
+    """Corollary 3.5 (items 4-5): the margin-normalized weights end within ``tol`` of Problem
     (3)'s optimum, for every initialization. ``applies``: :func:`near_orthogonality`."""
     return Claim(
         "flow_reaches_convex_optimum",

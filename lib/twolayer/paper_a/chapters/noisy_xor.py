@@ -3,7 +3,7 @@
 
 The page declares its parameters here (:data:`SPEC`), trains with :func:`compute` (through
 :mod:`twolayer.paper_a.xor`: exact low-dimensional coordinates of high-dimensional noisy XOR,
-loss-normalised gradient descent from every initialization scale, every run of the sweep over
+loss-normalized gradient descent from every initialization scale, every run of the sweep over
 ``d`` trained for the same number of steps) and records the hypotheses (``hyp_*``) and checks
 (one function per check, named like the check) computed here from a :class:`Result`. Every
 check function takes ``(P, R)`` and works on a hand-made ``R`` too
@@ -73,7 +73,7 @@ SPEC = ChapterSpec(
             10,
             10**7,
             explore=(250, 3000),
-            doc="normalised GD steps before the runs are extended to reach tol",
+            doc="normalized GD steps before the runs are extended to reach tol",
         ),
         "tol": Float(
             0,
@@ -173,7 +173,7 @@ class Result:
     ``runs``: one row per run of the sweep over ``d`` (:func:`twolayer.paper_a.xor.
     train_and_test`: ``d, seed, init_scale, ratio, holds, train_error, test_error,
     linear_agreement, loss_ratio, steps``); ``table``: one row per scale and ``d``
-    (:func:`twolayer.paper_a.xor.summarise`); ``low``: the runs of the low-dimensional control;
+    (:func:`twolayer.paper_a.xor.summarize`); ``low``: the runs of the low-dimensional control;
     ``low_table``: per scale, its mean test error with the ``conf`` t-interval
     (``init, error, ci_low, ci_high``)."""
 
@@ -202,7 +202,7 @@ def compute(P, *, device=None, dtype="float64", keep_weights: bool = False) -> R
     """Train on the sweep over ``d`` and on the low-dimensional control.
 
     The sweep: ``seeds`` noisy-XOR training sets of ``n`` points per ``d`` of ``dims`` (exact
-    span coordinates), trained by loss-normalised gradient descent from every scale of
+    span coordinates), trained by loss-normalized gradient descent from every scale of
     ``init_scales`` for ``steps`` steps; where a training set satisfies Theorem 3.2's
     assumption the runs are extended until the ``1/s`` rate brings their decision boundary
     within ``tol / 2`` of linear, and **every other run is extended by the same number of
@@ -227,7 +227,7 @@ def compute(P, *, device=None, dtype="float64", keep_weights: bool = False) -> R
         net, batch, P.loss, P.init_scales, steps=P.steps, seed=P.seed, tol=P.tol, equal_steps=True,
         weights=kept, **on_device,
     )  # fmt: skip
-    table = xor.summarise(runs, P.conf, P.n_test, P.seeds)
+    table = xor.summarize(runs, P.conf, P.n_test, P.seeds)
     low_batch = xor.xor_batch(
         P.n_low,
         [P.d_low],

@@ -467,8 +467,8 @@ class Runs:
             {
                 "run": self.kind,
                 "alpha / alpha_A1": self.lr_mult * P.lr_scale,
-                "max |f(x;W0)|": self.batch.realised["f_max"],
-                "init / first step": self.batch.realised["step_ratio"],
+                "max |f(x;W0)|": self.batch.realized["f_max"],
+                "init / first step": self.batch.realized["step_ratio"],
                 "SR(0)": sr[0],
                 "SR(1)": sr[1],
                 "max SR(t>=1)": sr[1:].max(axis=0),
@@ -539,7 +539,7 @@ class InitSweep:
         r: ``||W0||_F / (alpha ||grad L(W0)||_F)``: the initialization against the first step.
         sr0, sr1: the stable rank at initialization and after one step.
         lower: the triangle-inequality lower bound on ``sr1``.
-        a2_holds: whether the realised (A2) holds.
+        a2_holds: whether the realized (A2) holds.
     """
 
     multipliers: np.ndarray
@@ -896,13 +896,13 @@ def init_stable_rank_order_min_md(P, R: Result) -> Claim:
 
 
 def A2_realised(P, R: Result) -> Claim:
-    """Sanity: the realised (A2) of the main runs, guaranteed with probability ``1 - delta``
+    """Sanity: the realized (A2) of the main runs, guaranteed with probability ``1 - delta``
     by the book's concentration bounds once ``omega <= omega_A2`` (built into (A2))."""
     return Claim(
         "A2_realised",
         "sanity",
         applies=thm42_A2(P, R),
-        value=R.runs.batch.realised["step_ratio"][R.runs.main],
+        value=R.runs.batch.realized["step_ratio"][R.runs.main],
         bound=P.eps,
         op="<=",
         detail="largest (‖W0‖_F + α‖∇L(W0) − ∇L(0)‖_F) / (α‖∇L(0)‖_F), main runs",
@@ -919,7 +919,7 @@ def f_init_at_most_1_50(P, R: Result) -> Claim:
         "sanity",
         statement="a-lem-e-11#a",
         applies=thm42_A2(P, R),
-        value=R.runs.batch.realised["f_max"][R.runs.main],
+        value=R.runs.batch.realized["f_max"][R.runs.main],
         bound=1 / 50,
         op="<=",
         detail="largest max_k |f(x_k; W0)| over the main runs (built into (A2))",
@@ -928,7 +928,7 @@ def f_init_at_most_1_50(P, R: Result) -> Claim:
 
 def step1_stable_rank_bound(P, R: Result) -> Claim:
     """Sanity: after one step, ``StableRank(W1) <= ((1 + eps)/(1 - eps))^2``, a consequence of
-    the realised (A2) and the triangle inequality."""
+    the realized (A2) and the triangle inequality."""
     return Claim(
         "step1_stable_rank_bound",
         "sanity",
@@ -978,7 +978,7 @@ def interpolates_from_step1(P, R: Result) -> Claim:
 
 
 def margins_increase(P, R: Result) -> Claim:
-    """Lemma E.11(b): every unnormalised margin ``y_k f(x_k; W_t)`` increases along gradient
+    """Lemma E.11(b): every unnormalized margin ``y_k f(x_k; W_t)`` increases along gradient
     descent (main runs, between consecutive recorded steps)."""
     main = R.runs.main
     return Claim(
@@ -1160,9 +1160,9 @@ def large_step_vs_C_R(P, R: Result) -> str:
 
 def trajectory_bound_any_step(P, R: Result) -> Claim:
     """The book's item 3 for every step size: ``StableRank(W_t) <= C`` at ``t >= 1`` for every
-    run of the batch whose realised (A2) holds at its own step (the bound ``C`` does not use
+    run of the batch whose realized (A2) holds at its own step (the bound ``C`` does not use
     (A1)). Runs are selected by their initialization, not by their outcome."""
-    ok = R.runs.batch.realised["step_ratio"] <= P.eps
+    ok = R.runs.batch.realized["step_ratio"] <= P.eps
     sr = R.runs.sr
     return Claim(
         "trajectory_bound_any_step",
@@ -1174,7 +1174,7 @@ def trajectory_bound_any_step(P, R: Result) -> Claim:
         value=lambda: sr[1:, ok],
         bound=R.setup.C_traj,
         op="<=",
-        detail="largest stable rank at t ≥ 1, runs whose realised (A2) holds",
+        detail="largest stable rank at t ≥ 1, runs whose realized (A2) holds",
     )
 
 
@@ -1301,7 +1301,7 @@ def sweep_init_stable_rank_at_most_min_md(P, R: Result) -> Claim:
 
 
 def sweep_A2_realised(P, R: Result) -> Claim:
-    """Sanity: the realised (A2) at every size (built into each size's (A2) bound)."""
+    """Sanity: the realized (A2) at every size (built into each size's (A2) bound)."""
     return Claim(
         "sweep_A2_realised",
         "sanity",
@@ -1329,7 +1329,7 @@ def sweep_step1_bound(P, R: Result) -> Claim:
 
 def sweep_trajectory_bound(P, R: Result) -> Claim:
     """The book's item 3 at every size: the larger step's ``max_{t>=1} StableRank(W_t)`` over
-    the book's ``C`` of that size's data, for the sizes whose realised (A2) holds and whose
+    the book's ``C`` of that size's data, for the sizes whose realized (A2) holds and whose
     ``C`` is finite."""
     long = R.sizes.long
     traj = long[long["A2 holds"] & np.isfinite(long["C"])]
@@ -1358,11 +1358,11 @@ def steps_to_log2_over_n(P, R: Result) -> float:
 
 def any_step_scope(P, R: Result) -> str:
     """Which runs :func:`trajectory_bound_any_step` holds to ``C``, in words: every run of the
-    batch, or how many of them satisfy the realised (A2) at their own step."""
-    ok = R.runs.batch.realised["step_ratio"] <= P.eps
+    batch, or how many of them satisfy the realized (A2) at their own step."""
+    ok = R.runs.batch.realized["step_ratio"] <= P.eps
     if ok.all():
         return "every run of the batch"
-    return f"the {int(ok.sum())} of {ok.size} runs whose realised (A2) holds at their step"
+    return f"the {int(ok.sum())} of {ok.size} runs whose realized (A2) holds at their step"
 
 
 def sweep_sides(P, R: Result) -> str:
