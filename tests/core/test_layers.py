@@ -30,17 +30,25 @@ ALLOWED = {
     | {"chapters", "tools", "__init__"},
     "__init__": {"core"},
 }
-TOOLS = {"sweep", "robustness", "bench", "reference", "cli", "runner", "paperscale"}
+TOOLS = {"sweep", "robustness", "bench", "reference", "cli", "runner", "paperscale", "claims"}
 
 # The modules each package holds (``name`` a module, ``name/`` a package): what the layers say
-# they hold. ``core/stats.py`` (fits and intervals shared by the chapters) may be there or not.
+# they hold.
 LAYOUT = {
-    "core": {"_lazy", "device", "fmt", "io", "lockfile", "params", "seeds", "store"},
+    "core": {"_lazy", "device", "fmt", "io", "lockfile", "params", "seeds", "stats", "store"},
     "page": {"checks", "claims", "contract", "paperscale", "plotting"},
-    "tools": {"bench/", "cli", "paperscale", "reference", "robustness", "runner", "sweep"},
+    "tools": {
+        "bench/",
+        "claims",
+        "cli",
+        "paperscale",
+        "reference",
+        "robustness",
+        "runner",
+        "sweep",
+    },
     "tools/bench": {"__main__", "gemm", "notebooks", "paper_a", "paper_b", "report", "timing"},
 }
-OPTIONAL = {"core": {"stats"}}
 
 
 def _layer_of(parts: list[str]) -> str:
@@ -111,7 +119,7 @@ def test_each_layer_holds_what_it_says(package):
     runner and the paper-scale collection are tools."""
     held = _held(package)
     assert LAYOUT[package] <= held, f"missing from {package}: {sorted(LAYOUT[package] - held)}"
-    extra = held - LAYOUT[package] - OPTIONAL.get(package, set())
+    extra = held - LAYOUT[package]
     assert not extra, f"{package} holds modules the layout does not name: {sorted(extra)}"
 
 
@@ -195,3 +203,12 @@ def test_the_keyword_scan_sees_a_long_positional_list():
         "def _h(a, b, c, d, e): pass\n"
     )
     assert _positional_beyond(ast.parse(src)) == ["f (5 positional)"]
+
+
+def test_the_page_machinery_has_no_command_line():
+    """Command lines are tools: no module of ``page`` defines ``main`` or runs as a script (the
+    claims index's JSON is ``python -m twolayer.tools.claims``)."""
+    for path in sorted((LIB / "page").glob("*.py")):
+        src = path.read_text(encoding="utf-8")
+        assert "main" not in _defined(path), path.name
+        assert '__name__ == "__main__"' not in src, path.name

@@ -3,8 +3,6 @@ cases where a check must not count (sanity, a book extension, a check that did n
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from twolayer.page import claims
@@ -147,22 +145,6 @@ def test_false_as_printed_needs_both_forms(printed, corrected, expected):
 def test_lost_and_not_covered():
     assert _status(Statement("a-thm-4-2#2", "paper_a", "t", source="lost"), {})[0] == "lost"
     assert _status(Statement("a-thm-9", "paper_a", "t"), {})[0] == "not covered"
-
-
-def test_json_index_from_the_command_line(tmp_path, capsys):
-    reg = tmp_path / "claims.yml"
-    reg.write_text("paper_a:\n  - id: a-thm-1\n    text: t\n    checks: ['paper_a/x:c1']\n")
-    (tmp_path / "res" / "paper_a").mkdir(parents=True)
-    (tmp_path / "res" / "paper_a" / "x.json").write_text(
-        json.dumps(_res({"c1": ("theorem", None, "a-thm-1")}))
-    )
-    assert claims.main([str(tmp_path / "res"), "--registry", str(reg)]) == 0
-    out = json.loads(capsys.readouterr().out)
-    (s,) = out["statements"]
-    assert s["statement"] == "a-thm-1" and s["status"] == "not applicable"
-    (c,) = s["carrying"]
-    assert c["check"] == "paper_a/x:c1" and c["applies"] is False and c["kind"] == "theorem"
-    assert set(c) >= {"value", "bound", "margin", "applies"}
 
 
 def test_rows_link_to_check_rows():

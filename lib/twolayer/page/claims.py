@@ -30,9 +30,9 @@ Status of a statement in one build:
 * ``lost``: the available copy of the paper lost it: nothing to check;
 * ``not covered``: no check carries it.
 
-``python -m twolayer.page.claims RESULTS_DIR`` prints the index as JSON (statement, status,
-carrying checks with kind, value, bound, margin and whether they applied), so that it can be
-audited without a build.
+``python -m twolayer.tools.claims RESULTS_DIR`` (:mod:`twolayer.tools.claims`) prints the index
+as JSON (statement, status, carrying checks with kind, value, bound, margin and whether they
+applied), so that it can be audited without a build.
 """
 
 from __future__ import annotations
@@ -288,22 +288,6 @@ def index_json(registry: list[Statement]) -> list[dict]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m twolayer.page.claims RESULTS_DIR [--registry book/claims.yml]``."""
-    import argparse
-    import sys
-
-    ap = argparse.ArgumentParser(prog="python -m twolayer.page.claims", description=main.__doc__)
-    ap.add_argument("results", type=Path, help="a build's results folder (_build/results)")
-    ap.add_argument("--registry", type=Path, default=Path("book") / "claims.yml")
-    args = ap.parse_args(argv)
-    registry, problems = statuses(load_registry(args.registry), load_results(args.results))
-    out = {"statements": index_json(registry), "problems": [list(p) for p in problems]}
-    json.dump(out, sys.stdout, indent=1, default=str)
-    sys.stdout.write("\n")
-    return 1 if problems else 0
-
-
 # --- rendering ---------------------------------------------------------------------------------
 
 STATUS_TEXT = {
@@ -405,7 +389,3 @@ def errata_markdown(registry: list[Statement], labels: set[str]) -> str:
             f"{_evidence_text(s)} |"
         )
     return "\n".join(md) + "\n"
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
