@@ -117,3 +117,34 @@ def test_each_random_set_is_listed_with_the_hypotheses_that_did_not_hold():
     assert "| passed |" in lines[0]
     assert "| failed |" in lines[1]
     assert "| error |" in lines[2] and "| — | — |" in lines[2]
+
+
+def test_checks_that_cannot_bind_are_listed_with_their_reason_or_marked_unreviewed():
+    def row(chapter, check, factor):
+        return {
+            "chapter": chapter,
+            "check": check,
+            "kind": "theorem",
+            "runs": 3,
+            "passed": 3,
+            "not_applicable": 0,
+            "failed": 0,
+            "failing": [],
+            "applied": 3,
+            "smallest_margin": 1.0,
+            "smallest_factor": factor,
+        }
+
+    meta = {"date": "d", "machine": "m", "profile": "book", "seeds": 3, "seed_base": 1000}
+    meta |= {"random": 1, "sample_seed": 0}
+    reviewed = "paper_b/stage2/balanced_loss_equals_lasso_objective".rsplit("/", 1)
+    rows = [
+        row(reviewed[0], reviewed[1], 1.2e6),
+        row("paper_a/x", "loose", 5e7),
+        row("paper_a/x", "tight", 3.0),
+    ]
+    md = robustness.Report(rows, [], 9, meta).markdown()
+    listed = md.split("each with the reason it stays:")[1]
+    assert "`balanced_loss_equals_lasso_objective`" in listed and "AM-GM" in listed
+    assert "paper_a/x / `loose`" in listed and "**not reviewed**" in listed
+    assert "`tight`" not in listed
