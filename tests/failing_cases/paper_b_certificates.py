@@ -119,11 +119,13 @@ def _l7(**fields):
         applies=np.zeros(0, dtype=bool),
         covered=np.zeros(0, dtype=bool),
         fd=empty,
+        fd_allowance=empty,
         fd_corrected=empty,
         fd_printed=empty,
         j=0,
         fd_j=0.0,
         inner_j=0.0,
+        allowance_j=0.0,
     )
     base.update(fields)
     return ch.Lemma7(**base)
@@ -163,12 +165,13 @@ def _printed_holds():
 
 def _printed_in_place_of_corrected():
     """Two neurons per teacher, neuron i in teacher i+1's cell: the printed sum (grad_{w_i})
-    put where the corrected one goes, against central differences."""
+    put where the corrected one goes, against the fitted derivative."""
     t = _cert().teacher
     net = _near_teacher(2, shift=1)
-    fd, corrected, printed = ch.directional_derivative(net, t, 0.01, 0.1)
+    fd, se, trunc, corrected, printed = ch.directional_derivative(net, t, 0.01, 0.1)
     return _l7(
         fd=np.array([fd]),
+        fd_allowance=ch.fd_allowance([se], [trunc], 1),
         fd_corrected=np.array([printed]),
         fd_printed=np.array([printed]),
         covered=np.array([True]),
