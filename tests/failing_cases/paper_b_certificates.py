@@ -168,10 +168,11 @@ def _printed_in_place_of_corrected():
     put where the corrected one goes, against the fitted derivative."""
     t = _cert().teacher
     net = _near_teacher(2, shift=1)
-    fd, se, trunc, corrected, printed = ch.directional_derivative(net, t, 0.01, 0.1)
+    d = ch.directional_derivative(net, t, 0.01, 0.1)
+    fd, printed = d.fd, d.printed
     return _l7(
         fd=np.array([fd]),
-        fd_allowance=ch.fd_allowance([se], [trunc], 1),
+        fd_allowance=ch.fd_allowance([d], 1),
         fd_corrected=np.array([printed]),
         fd_printed=np.array([printed]),
         covered=np.array([True]),

@@ -205,6 +205,11 @@ def test_hypotheses_are_decided_by_the_parameters():
     assert not ch.cifar10_long_run(ch.SPEC.params("book")).holds
     assert not ch.cifar10_long_run(ch.SPEC.params("smoke", dataset="cifar10")).holds
     assert ch.cifar10_long_run(ch.SPEC.params("book", dataset="cifar10")).holds
+    # "long" is the run's length, not the profile's name: the book profile cut to 500 steps
+    # (where a tenth, 50 steps, ends before the halving) is short
+    assert not ch.cifar10_long_run(ch.SPEC.params("book", dataset="cifar10", steps=500)).holds
+    assert ch.long_run(ch.SPEC.params("smoke", steps=ch.LONG_RUN_STEPS))
+    assert not ch.long_run(ch.SPEC.params("book", steps=ch.LONG_RUN_STEPS - 1))
     assert ch.cifar10_at_paper_scale(PAPER).holds
     off = ch.cifar10_at_paper_scale(ch.SPEC.params("paper", steps=10**5))
     assert not off.holds and "steps" in off.reason
