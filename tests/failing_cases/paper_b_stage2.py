@@ -74,7 +74,7 @@ def _zeta_flat():
     """A sweep where ``zeta`` does not fall while ``eps0`` falls fourfold with the width (as
     Stage 2 at a fixed lambda would give: the penalty term does not shrink): ``zeta / eps0``
     grows; 8 teachers, ``lam_scale = 0.05``, the hypotheses hold."""
-    P = chapter.SPEC.params("smoke", eps0_teachers=8)
+    P = chapter.SPEC.params("smoke", eps0_teachers=8, ms_eps0=[16, 64, 256])
     rng = np.random.default_rng(3)
     eps0 = np.array([[0.32], [0.16], [0.08]]) * np.exp(0.1 * rng.standard_normal((3, 8)))
     zeta = 4e-3 * np.exp(0.1 * rng.standard_normal((3, 8)))

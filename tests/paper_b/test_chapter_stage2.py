@@ -221,11 +221,16 @@ def test_rate_check_needs_the_resolution():
 
     claim = chapter.zeta_falls_with_eps0(P, R, [])
     assert claim.outcome() is None
-    P8 = chapter.SPEC.params("smoke", eps0_teachers=8)
+    P8 = chapter.SPEC.params("smoke", eps0_teachers=8, ms_eps0=[16, 256])
     E8 = np.tile(np.array([[0.3], [0.1]]), 8) * np.exp(
         0.05 * np.random.default_rng(0).standard_normal((2, 8))
     )
     R.eps_sweep = {"eps0": E8, "zeta": E8**2, "lam": 0.05 * np.sqrt(E8), "threshold": E8 * 0 + 1}
     assert chapter.zeta_falls_with_eps0(P8, R, []).outcome() is True
-    big = chapter.SPEC.params("smoke", eps0_teachers=8, lam_scale=0.3)
+    big = chapter.SPEC.params("smoke", eps0_teachers=8, ms_eps0=[16, 256], lam_scale=0.3)
     assert chapter.zeta_falls_with_eps0(big, R, []).outcome() is None
+    # widths spanning a factor 8 (16 and 128) do not resolve the rate: not applicable
+    narrow = chapter.SPEC.params("smoke", eps0_teachers=8, ms_eps0=[16, 128])
+    assert chapter.zeta_falls_with_eps0(narrow, R, []).outcome() is None
+    ok, why = chapter.sweep_resolution(narrow, R)
+    assert not ok and "factor 8" in why

@@ -48,6 +48,15 @@ MIN_EPS0_TEACHERS = 8
 #: allows but which a falling ratio cannot show (measured: ``q`` up to 2.1, seeds 0-7).
 MAX_LAM_SCALE = 0.1
 
+#: ... and widths whose widest is at least this many times the narrowest (``eps0`` falls
+#: about as ``m^(-1/2)``, so a factor 4 in ``eps0``). The bootstrap standard error of
+#: ``log q`` over 8 teachers was 0.26 to 0.54 in the book-profile runs of the robustness
+#: page, so the strict side needs ``q`` below about ``exp(-3 x 0.3) = 0.4``: at widths 16 and
+#: 128 (a factor 8, ``eps0`` falling 2.9 times) ``q`` was 0.42 with an upper estimate of 1.09
+#: (seed 21000), and 1.24 at the smoke sizes with 10 teachers, while every sweep spanning a
+#: factor 16 (widths 16-64-256, 8-32-128, 20-80-320) resolved it. Decided by the parameters.
+MIN_WIDTH_SPAN = 16
+
 
 def _m_star(P) -> int:
     return P.m_star or es.default_m_star(P.teacher, P.r)
@@ -619,16 +628,23 @@ def ratio_estimate(sweep: dict, seed: int) -> RatioEstimate | None:
 
 def sweep_resolution(P, R) -> tuple[bool, str]:
     """Whether the sweep can show the rate (decided by the parameters and by ``eps0``, never
-    by ``zeta``): at least :data:`MIN_EPS0_TEACHERS` teachers, ``lam_scale`` at most
-    :data:`MAX_LAM_SCALE`, every ``zeta > 0`` (else the grid is too coarse), and ``eps0``
-    falling by a factor 2 or more (geometric mean over the teachers) from the narrowest to the
-    widest width. Returns ``(holds, reason when not)``."""
+    by ``zeta``): at least :data:`MIN_EPS0_TEACHERS` teachers, widths spanning a factor
+    :data:`MIN_WIDTH_SPAN`, ``lam_scale`` at most :data:`MAX_LAM_SCALE`, every ``zeta > 0``
+    (else the grid is too coarse), and ``eps0`` falling by a factor 2 or more (geometric mean
+    over the teachers) from the narrowest to the widest width. Returns ``(holds, reason when
+    not)``."""
     E = np.asarray(R.eps_sweep["eps0"], dtype=np.float64)
     fall = float(np.exp(np.mean(np.log(E[0])) - np.mean(np.log(E[-1]))))
     positive = bool(np.all(np.asarray(R.eps_sweep["zeta"]) > 0))
     why = []
     if P.eps0_teachers < MIN_EPS0_TEACHERS:
         why.append(f"{P.eps0_teachers} teachers per width, fewer than {MIN_EPS0_TEACHERS}")
+    span = P.ms_eps0[-1] / P.ms_eps0[0]
+    if span < MIN_WIDTH_SPAN:
+        why.append(
+            f"the widths span a factor {span:g}, less than {MIN_WIDTH_SPAN} (too little fall "
+            "of eps0 for 3 bootstrap standard errors)"
+        )
     if P.lam_scale > MAX_LAM_SCALE:
         why.append(
             f"lam_scale = {P.lam_scale:g} is above {MAX_LAM_SCALE:g}, where the O(lambda^2) "
