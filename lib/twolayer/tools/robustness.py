@@ -233,6 +233,12 @@ SLACK_REVIEW = 1e6
 #: why each theorem check reviewed for its slack stays (a listed check without a reason here
 #: is marked "not reviewed" on the page)
 SLACK_REASONS = {
+    "paper_a/noisy_xor/high_dim_loss_below_log2_over_n": (
+        "the runs are extended until the decision boundary is linear to within tol / 2, by "
+        "which time the loss lies orders of magnitude below log 2 / n, so in a finished run "
+        "the bound cannot bind; it stays as Theorem 3.4's consequence that every training "
+        "point is classified, and a run stopped early fails it (its failing case)"
+    ),
     "paper_b/hermite/lemma_i2_corrected_max": (
         "the corrected form of Lemma I.2 (an erratum) is a closed form compared with a "
         "numerical maximum: its value is the maximizer's rounding, and it stays because the "

@@ -108,9 +108,9 @@ SPEC = ChapterSpec(
             explore=[[16, 128], [8, 32, 128], [20, 80, 320]],
             doc="student widths of the zeta-against-eps0 study",
         ),
-        # explored below the 8 teachers from which zeta_falls_with_eps0 applies: at the smoke
-        # sizes (widths 16 and 128, grid 80) 10 teachers make it apply, and it fails there
-        # (1.24 > 1 at seed 21000), a finding the robustness page records
+        # explored below the 8 teachers from which zeta_falls_with_eps0 applies; at the smoke
+        # widths (16 and 128, a span below MIN_WIDTH_SPAN) it does not apply whatever the
+        # number of teachers (with 10 it failed there before: 1.24 > 1 at seed 21000)
         "eps0_teachers": Int(
             1, 50, explore=(2, 6), doc="teachers (with their initializations) per width"
         ),
