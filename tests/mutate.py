@@ -1006,10 +1006,13 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         "mc_loss": {
             (
                 (
-                    "def mc_loss(net: Net, teacher: Teacher, n: int, seed: int, batch: int = "
+                    "def mc_loss(net: Net, teacher: Teacher, n: int, seed: int, *, batch: int = "
                     "200_000):"
                 ),
-                "def mc_loss(net: Net, teacher: Teacher, n: int, seed: int, batch: int = 200001):",
+                (
+                    "def mc_loss(net: Net, teacher: Teacher, n: int, seed: int, *, batch: int = "
+                    "200001):"
+                ),
             ): "a batch of 200001 draws the same stream",
         },
         "Net.unflat": {
