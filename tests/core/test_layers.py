@@ -16,7 +16,11 @@ from pathlib import Path
 
 import pytest
 
-LIB = Path(__file__).resolve().parents[2] / "lib" / "twolayer"
+import twolayer
+
+# the package the tests import (``lib/twolayer`` in a checkout, ``src/twolayer`` in the
+# mutation run's copy)
+LIB = Path(twolayer.__file__).resolve().parent
 MODULES = sorted(p for p in LIB.rglob("*.py") if "__pycache__" not in p.parts)
 ALLOWED = {
     "core": {"core"},
