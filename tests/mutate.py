@@ -1343,15 +1343,18 @@ def stage() -> Path:
     copy of the project where ``lib/`` is ``src/`` (with ``lib/`` the tests would import the
     unmutated ``twolayer`` of the editable install and every mutant would look untested)."""
     WORK.mkdir(exist_ok=True)
-    shutil.copytree(
-        ROOT / "lib", WORK / "src", dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
-    )
-    shutil.copytree(
-        ROOT / "tests",
-        WORK / "tests",
-        dirs_exist_ok=True,
-        ignore=shutil.ignore_patterns("__pycache__"),
-    )
+    # a fresh copy of the code and the tests: a module the checkout no longer has (moved or
+    # deleted) must not linger in the copy, nor in mutmut's own ``mutants/``, where the tests
+    # would still import it
+    for name in ("src", "tests"):
+        shutil.rmtree(WORK / name, ignore_errors=True)
+    kept = WORK / "mutants" / "src"
+    if kept.is_dir():
+        for path in kept.rglob("*.py"):
+            if not (ROOT / "lib" / path.relative_to(kept)).exists():
+                path.unlink()
+    shutil.copytree(ROOT / "lib", WORK / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests", WORK / "tests", ignore=shutil.ignore_patterns("__pycache__"))
     # what the tests read beside the code (``also_copy`` puts it in ``mutants/``, where
     # helpers.ROOT and io.repository_root find the checkout)
     for name in ("notebooks", "book"):
