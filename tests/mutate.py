@@ -1096,6 +1096,36 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ): "'UTF-8' names the same codec",
         },
     },
+    "page.claims": {
+        "statuses": {
+            (
+                (
+                    '[by_id[sid]] if sid in by_id else (by_label.get(sid, []) if "#" not in sid '
+                    "else [])"
+                ),
+                (
+                    '[by_id[sid]] if sid in by_id else (by_label.get(sid, []) if ("#" not in sid) '
+                    "or True else [])"
+                ),
+            ): (
+                "by_label's keys are labels, which hold no '#': a sid with '#' finds [] there "
+                "either way"
+            ),
+            (
+                (
+                    '[by_id[sid]] if sid in by_id else (by_label.get(sid, []) if "#" not in sid '
+                    "else [])"
+                ),
+                (
+                    '[by_id[sid]] if sid in by_id else (by_label.get(sid, []) if "XX#XX" not in '
+                    "sid else [])"
+                ),
+            ): (
+                "by_label's keys are labels, which hold no '#': a sid with '#' finds [] there "
+                "either way"
+            ),
+        },
+    },
 }
 Key = tuple[str, str, str, str]  # module, function, changed lines before, after
 

@@ -174,3 +174,84 @@ def test_a_corrected_identity_carries_an_erratum_only_with_the_printed_form_fail
     assert _status(st2, res)[0] == "erratum unconfirmed"
     # without an erratum a sanity identity carries nothing
     assert _status(Statement("b-x", "paper_b", "t", checks=[]), res)[0] == "not covered"
+
+
+def test_a_check_naming_a_label_carries_every_part_of_it():
+    """A check naming ``a-fig-2`` (no ``#``) carries each part ``a-fig-2#...`` of the
+    registry; a check naming a part the registry lacks is a problem and carries nothing."""
+    parts = [Statement("a-fig-2#rapid", "paper_a", "t"), Statement("a-fig-2#late", "paper_a", "t")]
+    res = {"paper_a/r": _res({"c": ("observation", True, "a-fig-2")})}
+    registry, problems = claims.statuses(parts, res)
+    assert [s.status for s in registry] == ["verified", "verified"]
+    assert [e.key for s in registry for e in s.carrying] == ["paper_a/r:c", "paper_a/r:c"]
+    assert problems == []
+    other = [Statement("a-fig-2#rapid", "paper_a", "t")]
+    res = {"paper_a/r": _res({"c": ("observation", True, "a-fig-2#gone")})}
+    registry, problems = claims.statuses(other, res)
+    assert registry[0].status == "not covered"
+    assert problems == [("paper_a/r", "c", "a-fig-2#gone")]
+
+
+def test_checks_without_a_statement_are_skipped_not_the_rest():
+    """A chapter's check that names no statement is skipped; the checks after it still count,
+    and a chapter that recorded no check details at all is read as naming nothing."""
+    st = Statement("a-thm-1", "paper_a", "t")
+    res = {
+        "paper_a/a": {"params": {"profile": "smoke"}, "checks": {}},
+        "paper_a/x": _res({"first": ("sanity", True, None), "c1": ("theorem", True, "a-thm-1")}),
+    }
+    registry, problems = claims.statuses([st], res)
+    assert registry[0].status == "verified"
+    assert [e.key for e in registry[0].carrying] == ["paper_a/x:c1"]
+    assert problems == []
+
+
+def test_a_listed_check_of_a_chapter_not_run_is_named_and_the_rest_still_count():
+    """A carrying check whose chapter this build did not run stands in the index as missing,
+    with its chapter, name and reason (the statement is then not verified); the listed checks
+    after it are still read."""
+    st = Statement("a-thm-1", "paper_a", "t", checks=["paper_a/y:gone", "paper_a/x:c1"])
+    res = {"paper_a/x": _res({"c1": ("theorem", True, "a-thm-1")})}
+    registry, problems = claims.statuses([st], res)
+    missing, carried = registry[0].carrying
+    assert (missing.chapter, missing.check, missing.kind) == ("paper_a/y", "gone", "missing")
+    assert missing.passed is None and missing.reason == "chapter not run"
+    assert (carried.key, carried.passed) == ("paper_a/x:c1", True)
+    assert registry[0].status == "partly applicable"
+    assert problems == []
+    row = claims.index_json(registry)[0]["carrying"][0]
+    assert (row["check"], row["applies"]) == ("paper_a/y:gone", False)
+
+
+def test_listed_and_printed_checks_keep_their_chapter_and_stand_in():
+    """A listed carrying check and an erratum's printed-form check keep the chapter they come
+    from and the stand-in data they ran on; a printed-form check of a chapter this build did
+    not run is missing, not an error."""
+    stand_in = {"param": "dataset", "real": "cifar10", "name": "the digits stand-in"}
+    erratum = {"printed": "p", "corrected": "c", "printed_checks": ["paper_a/r:printed"]}
+    st = Statement(
+        "a-fig-2#rapid",
+        "paper_a",
+        "t",
+        erratum=erratum,
+        checks=["paper_a/r:c"],
+        stand_in=stand_in,
+    )
+    res = {
+        "paper_a/r": _res(
+            {
+                "c": ("observation", True, "a-fig-2#rapid"),
+                "printed": ("observation", True, "a-fig-2#rapid"),
+            },
+            dataset="digits",
+        )
+    }
+    registry, _ = claims.statuses([st], res)
+    (c,), (p,) = registry[0].carrying, registry[0].printed
+    assert (c.chapter, p.chapter) == ("paper_a/r", "paper_a/r")
+    assert c.stand_in == p.stand_in == "the digits stand-in (dataset = digits)"
+    erratum = {"printed": "p", "corrected": "c", "printed_checks": ["paper_a/q:printed"]}
+    st = Statement("a-thm-1", "paper_a", "t", erratum=erratum)
+    registry, _ = claims.statuses([st], {"paper_a/x": _res({"c1": ("theorem", True, "a-thm-1")})})
+    (p,) = registry[0].printed
+    assert (p.chapter, p.check, p.kind) == ("paper_a/q", "printed", "missing")
