@@ -255,3 +255,15 @@ def test_listed_and_printed_checks_keep_their_chapter_and_stand_in():
     registry, _ = claims.statuses([st], {"paper_a/x": _res({"c1": ("theorem", True, "a-thm-1")})})
     (p,) = registry[0].printed
     assert (p.chapter, p.check, p.kind) == ("paper_a/q", "printed", "missing")
+
+
+def test_listed_checks_that_can_carry_raise_no_problem():
+    """A paper check listed for its paper statement, and a book check listed for the book's
+    own statement, carry it with no problem; only a book check listed for a paper statement
+    is one."""
+    paper = Statement("a-thm-1", "paper_a", "t", checks=["paper_a/x:c1"])
+    res = {"paper_a/x": _res({"c1": ("theorem", True, "a-thm-1")})}
+    assert _status(paper, res) == ("verified", [])
+    own = Statement("book-obs-ext", "paper_a", "t", checks=["paper_a/x:c2"])
+    res = {"paper_a/x": _res({"c2": ("observation", True, "book-obs-ext")})}
+    assert _status(own, res) == ("verified", [])
