@@ -1096,6 +1096,21 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ): "'UTF-8' names the same codec",
         },
     },
+    "paper_a.flow": {
+        "rate_slopes": {
+            ("s = np.asarray(s, dtype=float)", "s = np.asarray(s, dtype=None)"): (
+                "s is a float or an integer array in every caller: the window's comparisons and "
+                "the log-log fit read both alike"
+            ),
+            ("s = np.asarray(s, dtype=float)", "s = np.asarray(s, )"): (
+                "s is a float or an integer array in every caller: the window's comparisons and "
+                "the log-log fit read both alike"
+            ),
+            ("v2 = v.reshape(len(s), -1)", "v2 = v.reshape(len(s), -2)"): (
+                "NumPy 2 reads any negative size in reshape as 'the rest'"
+            ),
+        },
+    },
     "page.claims": {
         "statuses": {
             (

@@ -274,3 +274,49 @@ def test_smoothed_activation_takes_the_torch_loop():
     # rounding: 50 steps of a few ulp each, far below 1e-12)
     assert not flow._numpy_ok(net, losses.get_loss("logistic"), W0, X)
     torch.testing.assert_close(run.W[-1], ref.W, rtol=1e-12, atol=1e-14)
+
+
+def test_rate_slopes_window_points_and_shapes():
+    """The window is the last ``decades`` of ``s`` with its left end included, each column
+    needs two finite positive points there, and a 1-D input gives a number."""
+    # slope -2 up to s = 100, then -1: the last decade (the default) reads -1, a wider or a
+    # narrower-based window would not
+    s = np.geomspace(1, 1000, 301)
+    v = np.where(s < 100, s**-2.0, 0.01 / s)
+    assert flow.rate_slopes(s, v) == pytest.approx(-1.0, abs=1e-9)
+    assert flow.rate_slopes(s, v, 2.0) < -1.2
+    # the window's left end counts: two points exactly, a slope of -1
+    sl = flow.rate_slopes(np.array([1.0, 10.0, 100.0, 1000.0]), np.array([1.0, 0.1, 0.01, 0.001]))
+    assert np.ndim(sl) == 0 and sl == pytest.approx(-1.0, abs=1e-12)
+    # s = 0 and values that are 0 or missing are left out, not logged
+    whole = flow.rate_slopes(np.array([0.0, 1.0, 10.0]), np.array([1.0, 1.0, 0.1]), np.inf)
+    assert whole == pytest.approx(-1.0, abs=1e-12)
+    zero = flow.rate_slopes(np.array([10.0, 100.0, 1000.0]), np.array([0.0, 0.01, 0.001]), 2.0)
+    assert zero == pytest.approx(-1.0, abs=1e-12)
+    gap = flow.rate_slopes(np.array([10.0, 100.0, 1000.0]), [None, 0.01, 0.001], 2.0)
+    assert gap == pytest.approx(-1.0, abs=1e-12)
+    # (K, B) gives one slope per column, (K, 1) an array of one
+    assert flow.rate_slopes(s, np.stack([v, v], axis=1)).shape == (2,)
+    assert flow.rate_slopes(s, v[:, None]).shape == (1,)
+
+
+def test_settled_and_first_below_read_the_right_step_and_time():
+    """At the threshold itself a loss is not below it; a configuration below from step 0
+    settles at step 0; each time is read from its own step and column."""
+    thr = 0.2
+    at, low, high = math.log(thr), math.log(0.1), math.log(1.0)
+    log_loss = np.array(
+        [
+            [low, high, high],
+            [low, at, low],
+            [low, low, at],
+        ]
+    )
+    log_time = np.log(np.arange(1, 10, dtype=float).reshape(3, 3) * 10.0)
+    run = flow.FlowRun(np.array([0]), torch.zeros(1, 3, 1, 1), log_loss, log_time, 1.0)
+    step, t = run.settled_below(thr)
+    assert list(step) == [0, 2, -1]
+    assert t[0] == pytest.approx(10.0) and t[1] == pytest.approx(80.0) and np.isinf(t[2])
+    first, t1 = run.first_below(thr)
+    assert list(first) == [0, 2, 1]
+    assert list(t1) == pytest.approx([10.0, 80.0, 60.0])
