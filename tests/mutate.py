@@ -1111,6 +1111,20 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ),
         },
     },
+    "paper_b.hermite": {
+        "piecewise_linear_coefficients": {
+            ("n = k_max // 2 + 2", "n = k_max // 3 + 2"): (
+                "an n-point Gauss-Laguerre rule is exact to degree 2n - 1 in u, and the "
+                "integrands have degree at most k_max / 2: any n >= k_max / 4 + 1 gives the "
+                "coefficients to rounding"
+            ),
+            ("n = k_max // 2 + 2", "n = k_max // 2 + 3"): (
+                "an n-point Gauss-Laguerre rule is exact to degree 2n - 1 in u, and the "
+                "integrands have degree at most k_max / 2: any n >= k_max / 4 + 1 gives the "
+                "coefficients to rounding"
+            ),
+        },
+    },
     "page.claims": {
         "statuses": {
             (

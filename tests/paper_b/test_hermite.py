@@ -161,3 +161,17 @@ def test_mc_ge2_batches_give_the_same_draws():
     one = hermite.mc_ge2(net, t, 50_000, 7, batch=50_000)
     many = hermite.mc_ge2(net, t, 50_000, 7, batch=7_000)
     assert one[0] == pytest.approx(many[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 12, 41])
+@pytest.mark.parametrize("a, b", [(1.0, 0.0), (0.0, -1.0), (2.0, 0.5), (-0.3, 1.7)])
+def test_piecewise_linear_is_two_relus(k, a, b):
+    """``f(x) = a x`` on ``x > 0`` and ``b x`` on ``x < 0`` is ``a relu(x) - b relu(-x)``, and
+    ``E[relu(-x) h_j(x)] = (-1)^j sigma_j`` (``h_j`` has the parity of ``j``): its coefficients
+    follow from Lemma A.1's closed form, for any slopes and sizes (the defaults are ReLU)."""
+    sigma = np.array([hermite.relu_coefficient(j) for j in range(k + 1)])
+    sign = (-1.0) ** np.arange(k + 1)
+    got = hermite.piecewise_linear_coefficients(k, a, b)
+    np.testing.assert_allclose(got, a * sigma - b * sign * sigma, rtol=0, atol=1e-13)
+    if (a, b) == (1.0, 0.0):
+        np.testing.assert_array_equal(hermite.piecewise_linear_coefficients(k), got)
