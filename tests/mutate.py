@@ -444,6 +444,14 @@ BISECTION = "the bisection returns the smallest d either way (d >= 3 here)"
 NET64 = "Net converts every part to float64 anyway"
 NONE_PREFIX = "a None prefix is falsy like ''"
 INDEX_NONE = "index=None stores a RangeIndex as metadata, not as a column"
+CLIP_POLE = (
+    "|t| >= 1 holds after clipping t to [-1, 1] exactly when it holds before: a clip at any "
+    "bound beyond 1 in size, or none, leaves the pole test unchanged"
+)
+POLE_REPLACED = (
+    "k2 at a pole is overwritten by 0 in k2bw on the next line, whatever value kappa'' gets "
+    "there (the other entries are the same numbers)"
+)
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_a.metrics": {
         "stable_rank": {
@@ -1123,6 +1131,38 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 "integrands have degree at most k_max / 2: any n >= k_max / 4 + 1 gives the "
                 "coefficients to rounding"
             ),
+        },
+    },
+    "paper_b.certificate": {
+        "Certificate.eta_grad": {
+            (
+                "at_pole = np.abs(np.clip(t, -1, 1)) >= 1.0 # kappa'' infinite, b_j.w = 0 there",
+                "at_pole = np.abs(np.clip(t, None, 1)) >= 1.0 # kappa'' infinite, b_j.w = 0 there",
+            ): CLIP_POLE,
+            (
+                "at_pole = np.abs(np.clip(t, -1, 1)) >= 1.0 # kappa'' infinite, b_j.w = 0 there",
+                "at_pole = np.abs(np.clip(t, -1, None)) >= 1.0 # kappa'' infinite, b_j.w = 0 there",
+            ): CLIP_POLE,
+            (
+                "at_pole = np.abs(np.clip(t, -1, 1)) >= 1.0 # kappa'' infinite, b_j.w = 0 there",
+                "at_pole = np.abs(np.clip(t, -2, 1)) >= 1.0 # kappa'' infinite, b_j.w = 0 there",
+            ): CLIP_POLE,
+            (
+                "at_pole = np.abs(np.clip(t, -1, 1)) >= 1.0 # kappa'' infinite, b_j.w = 0 there",
+                "at_pole = np.abs(np.clip(t, -1, 2)) >= 1.0 # kappa'' infinite, b_j.w = 0 there",
+            ): CLIP_POLE,
+            (
+                "k2 = kappa(np.where(at_pole, 0.0, t), self.ell, 2)",
+                "k2 = kappa(np.where(None, 0.0, t), self.ell, 2)",
+            ): POLE_REPLACED,
+            (
+                "k2 = kappa(np.where(at_pole, 0.0, t), self.ell, 2)",
+                "k2 = kappa(np.where(at_pole, None, t), self.ell, 2)",
+            ): POLE_REPLACED,
+            (
+                "k2 = kappa(np.where(at_pole, 0.0, t), self.ell, 2)",
+                "k2 = kappa(np.where(at_pole, 1.0, t), self.ell, 2)",
+            ): POLE_REPLACED,
         },
     },
     "page.claims": {
