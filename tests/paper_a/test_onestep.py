@@ -214,3 +214,33 @@ def test_risk_bound_holds_along_gradient_descent():
 def test_monotone_increasing():
     assert onestep.monotone_increasing([[1, 2], [2, 3], [3, 5]]).all()
     assert not onestep.monotone_increasing([[1, 2], [2, 2]])[1]
+
+
+def test_init_over_step_by_hand():
+    """``omega sqrt(m d) / (alpha g0)``: with m = 9, d = 4, alpha = 0.5, g0 = 3 and omega = 2,
+    2 x 6 / 1.5 = 8 (and linear in omega)."""
+    S = onestep.Setup(
+        n=5,
+        d=4,
+        m=9,
+        gamma=0.1,
+        X=None,
+        y=None,
+        consts=None,
+        alpha_A1=0.0,
+        alpha=0.5,
+        grad0=3.0,
+        bound=None,
+        net=None,
+    )
+    assert S.init_over_step(2.0) == pytest.approx(8.0, rel=1e-15)
+    np.testing.assert_allclose(S.init_over_step([1.0, 4.0]), [4.0, 16.0], rtol=1e-15)
+
+
+def test_monotone_increasing_along_the_first_axis_and_without_wrap_around():
+    """Strictly increasing down the first axis by default; unsigned integers that fall are
+    not read as increasing (no wrap-around in the differences)."""
+    v = np.array([[1.0, 3.0], [2.0, 2.0], [3.0, 1.0]])
+    assert onestep.monotone_increasing(v).tolist() == [True, False]
+    assert onestep.monotone_increasing(v, axis=1).tolist() == [True, False, False]
+    assert not onestep.monotone_increasing(np.array([3, 2, 1], dtype=np.uint8))

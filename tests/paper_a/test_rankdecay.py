@@ -77,3 +77,18 @@ def test_init_vs_steps_both_ways():
     assert out[0]["ci"][0] > 0
     with pytest.raises(ValueError, match="T / 10"):
         rankdecay.init_vs_steps({1.0: slow[:, :2], 0.1: fast[:, :2]}, steps[:2])
+
+
+def test_log_slopes_by_hand_level_and_errors():
+    """Rows ``c x^p`` have slope ``p`` exactly; the interval is the Student-t one at the level
+    asked for (two seeds, slopes 1 and 3: mean 2, half-width t_{(1+level)/2, 1} s / sqrt 2);
+    a 1-D input is refused with a message naming the shape."""
+    from scipy.stats import t as student
+
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    out = rankdecay.log_slopes(np.stack([2 * x, 5 * x**3]), x, level=0.5)
+    assert out["per_seed"] == pytest.approx([1.0, 3.0], abs=1e-12)
+    half = student.ppf(0.75, 1) * np.std([1.0, 3.0], ddof=1) / np.sqrt(2)
+    assert out["slope"] == pytest.approx(2.0) and out["ci"] == pytest.approx([2 - half, 2 + half])
+    with pytest.raises(ValueError, match="values must be"):
+        rankdecay.log_slopes(x, x)

@@ -149,3 +149,15 @@ def test_kernels_compute_in_float64_whatever_the_input():
         assert np.asarray(kernels.k1_prime(t)).dtype == np.float64
     theta = math.acos(float(t32))
     assert kernels.k1_prime(t32) == pytest.approx(0.5 - theta / (2 * math.pi), abs=1e-15)
+
+
+def test_loss_and_grad_default_is_the_plain_loss():
+    """Without ``lam`` the gradient is that of the unregularized loss (``lam = 0``)."""
+    t = tmod.make("random", 5, 2, 3, seed=4)
+    rng = np.random.default_rng(0)
+    net = pop.Net(rng.standard_normal(6), rng.standard_normal((6, 5)), 0.1, rng.standard_normal(5))
+    L, g = pop.loss_and_grad(net, t)
+    g0 = pop.grad(net, t, 0.0)
+    assert L == pytest.approx(pop.loss(net, t), rel=1e-12)
+    np.testing.assert_allclose(g.a, g0.a, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(g.W, g0.W, rtol=1e-12, atol=1e-14)
