@@ -452,6 +452,10 @@ POLE_REPLACED = (
     "k2 at a pole is overwritten by 0 in k2bw on the next line, whatever value kappa'' gets "
     "there (the other entries are the same numbers)"
 )
+AS_FLOAT = (
+    "the values are floats or integers in every caller, and what follows (logs, products with "
+    "floats, the log-log fit) reads both alike"
+)
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_a.metrics": {
         "stable_rank": {
@@ -1163,6 +1167,48 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 "k2 = kappa(np.where(at_pole, 0.0, t), self.ell, 2)",
                 "k2 = kappa(np.where(at_pole, 1.0, t), self.ell, 2)",
             ): POLE_REPLACED,
+        },
+    },
+    "paper_a.rankdecay": {
+        "log_slopes": {
+            (
+                "v = np.asarray(values, dtype=np.float64)",
+                "v = np.asarray(values, dtype=None)",
+            ): AS_FLOAT,
+            ("v = np.asarray(values, dtype=np.float64)", "v = np.asarray(values, )"): AS_FLOAT,
+        },
+        "relative_curves": {
+            (
+                (
+                    '[np.asarray(results[(*key_prefix, s)][0]["stable_rank"], float)'
+                    " for s in run_seeds]"
+                ),
+                (
+                    '[np.asarray(results[(*key_prefix, s)][0]["stable_rank"], None)'
+                    " for s in run_seeds]"
+                ),
+            ): AS_FLOAT,
+            (
+                (
+                    '[np.asarray(results[(*key_prefix, s)][0]["stable_rank"], float)'
+                    " for s in run_seeds]"
+                ),
+                ('[np.asarray(results[(*key_prefix, s)][0]["stable_rank"], ) for s in run_seeds]'),
+            ): AS_FLOAT,
+        },
+    },
+    "paper_a.onestep": {
+        "Setup.init_over_step": {
+            ("np.asarray(omega, dtype=np.float64)", "np.asarray(omega, dtype=None)"): AS_FLOAT,
+            ("np.asarray(omega, dtype=np.float64)", "np.asarray(omega, )"): AS_FLOAT,
+        },
+    },
+    "paper_a.losses": {
+        "numpy_logistic_g": {
+            (
+                "return np.where(q >= 0, e / (1 + e), 1 / (1 + e))",
+                "return np.where(q > 0, e / (1 + e), 1 / (1 + e))",
+            ): "at q = 0 both branches are 1 / 2 exactly (e = 1)",
         },
     },
     "page.claims": {
