@@ -456,6 +456,18 @@ AS_FLOAT = (
     "the values are floats or integers in every caller, and what follows (logs, products with "
     "floats, the log-log fit) reads both alike"
 )
+LIKE_ONLY = (
+    "like only chooses the array library and device the step runs in (NumPy without it): "
+    "the networks come back as NumPy with the same numbers to rounding"
+)
+BATCH_INFERRED = (
+    "teacher_arrays reads the batch from the teachers: one teacher is kept once and broadcast "
+    "over the batch, a list gives its own length"
+)
+DIM_INFERRED = (
+    "each teacher has its network's dimension, so the largest teacher's dimension, "
+    "teacher_arrays' default, is the batch's padded one"
+)
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_a.metrics": {
         "stable_rank": {
@@ -1209,6 +1221,31 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 "return np.where(q >= 0, e / (1 + e), 1 / (1 + e))",
                 "return np.where(q > 0, e / (1 + e), 1 / (1 + e))",
             ): "at q = 0 both branches are 1 / 2 exactly (e = 1)",
+        },
+    },
+    "paper_b.gd_backend": {
+        "stage1_batched": {
+            (
+                "b = NetBatch.from_nets(nets0, like)",
+                "b = NetBatch.from_nets(nets0, None)",
+            ): LIKE_ONLY,
+            ("b = NetBatch.from_nets(nets0, like)", "b = NetBatch.from_nets(nets0, )"): LIKE_ONLY,
+            (
+                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=b.W.shape[-1])",
+                "ta = teacher_arrays(teachers, like=b.W, batch=None, d=b.W.shape[-1])",
+            ): BATCH_INFERRED,
+            (
+                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=b.W.shape[-1])",
+                "ta = teacher_arrays(teachers, like=b.W, d=b.W.shape[-1])",
+            ): BATCH_INFERRED,
+            (
+                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=b.W.shape[-1])",
+                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=None)",
+            ): DIM_INFERRED,
+            (
+                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=b.W.shape[-1])",
+                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), )",
+            ): DIM_INFERRED,
         },
     },
     "page.claims": {

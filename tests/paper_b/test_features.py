@@ -201,3 +201,22 @@ def test_min_measure_refines_until_it_resolves_what_is_asked():
     plain = feat.min_measure(t, lam, grid=720)
     again = feat.min_measure(t, lam, grid=720, resolve=plain.resolution)
     assert again.value == plain.value and len(again.levels) == len(plain.levels)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.03])
+def test_balanced_objective_is_the_regularized_loss_at_balance(lam):
+    """At balance (``|a_j| = ||w_j||``) ``lam/2 (a_j^2 + ||w_j||^2) = lam |a_j| ||w_j||``
+    (AM-GM with equality), so the balanced objective is ``L_{>=2} + lam/2 (||a||^2 +
+    ||W||_F^2)``; off balance it is smaller than that sum."""
+    t = tmod.make("random", 6, 2, 3, seed=2)
+    rng = np.random.default_rng(1)
+    W = rng.standard_normal((5, 6))
+    a = np.linalg.norm(W, axis=1) * np.array([1, -1, 1, -1, 1])
+    net = pop.Net(a, W)
+    by_hand = pop.loss_ge2(net, t) + lam / 2 * (a @ a + np.sum(W**2))
+    assert feat.balanced_objective(net, t, lam) == pytest.approx(by_hand, rel=1e-12)
+    off = pop.Net(2 * a, W)
+    if lam > 0:
+        assert feat.balanced_objective(off, t, lam) < pop.loss_ge2(off, t) + lam / 2 * (
+            4 * a @ a + np.sum(W**2)
+        )

@@ -395,3 +395,19 @@ def test_stage3_loop_runs_on_meta_without_host_reads(stage2_nets):
         )
     assert [s for _, s in meta_rec] == [0, 1, 2, 3, 4, 5, 5, 6, 7, 8, 9, 13, 15]
     assert len(kept) == len(vals) == 13 and kept[0][1].device.type == "meta"
+
+
+def test_stage1_batched_mixed_dimensions_and_one_shared_teacher():
+    """Initializations of different widths and input dimensions in one batch, and one teacher
+    shared by every initialization: each network is the one step of Algorithm 1 taken alone."""
+    ts = [tmod.prototype(6, 0), tmod.random_teacher(4, 2, 3, 1)]
+    inits = [alg.symmetric_init(6, 10, 0), alg.symmetric_init(4, 8, 1)]
+    shared = [alg.symmetric_init(6, 10, 2), alg.symmetric_init(6, 4, 3)]
+    for like in (None, CPU64):
+        for nets, teachers in ((inits, ts), (shared, ts[0])):
+            new = gb.stage1_batched(nets, teachers, 0.5, 0.1, like=like)
+            tlist = teachers if isinstance(teachers, list) else [teachers] * len(nets)
+            for n0, t, n1 in zip(nets, tlist, new, strict=True):
+                r = alg.stage1(n0, t, 0.5, 0.1)
+                assert n1.W.shape == r.W.shape
+                assert np.abs(r.flat() - n1.flat()).max() <= 1e-12 * np.abs(r.flat()).max()
