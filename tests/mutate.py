@@ -1248,6 +1248,37 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ): DIM_INFERRED,
         },
     },
+    "paper_a.xor": {
+        "first_d_at_chance": {
+            ('first = float("nan")', 'first = float("NAN")'): "float() reads 'NAN' as nan",
+            (
+                "for dd, ok in zip(t_.d, t_.at_chance, strict=True):",
+                "for dd, ok in zip(t_.d, t_.at_chance, strict=None):",
+            ): "two columns of one table always have the same length: strict= is a guard",
+            (
+                "for dd, ok in zip(t_.d, t_.at_chance, strict=True):",
+                "for dd, ok in zip(t_.d, t_.at_chance, ):",
+            ): "two columns of one table always have the same length: strict= is a guard",
+            (
+                "for dd, ok in zip(t_.d, t_.at_chance, strict=True):",
+                "for dd, ok in zip(t_.d, t_.at_chance, strict=False):",
+            ): "two columns of one table always have the same length: strict= is a guard",
+        },
+    },
+    "paper_b.random_features": {
+        "local_slopes": {
+            ("ms = np.asarray(ms, dtype=np.float64)", "ms = np.asarray(ms, dtype=None)"): AS_FLOAT,
+            ("ms = np.asarray(ms, dtype=np.float64)", "ms = np.asarray(ms, )"): AS_FLOAT,
+            (
+                "losses = np.asarray(losses, dtype=np.float64)",
+                "losses = np.asarray(losses, dtype=None)",
+            ): AS_FLOAT,
+            (
+                "losses = np.asarray(losses, dtype=np.float64)",
+                "losses = np.asarray(losses, )",
+            ): AS_FLOAT,
+        },
+    },
     "page.claims": {
         "statuses": {
             (

@@ -160,3 +160,12 @@ def test_trajectory_bound_holds_for_any_step(lr_mult):
     g = torch.sigmoid(-q)
     direct = torch.log(g.max(dim=-1).values / g.min(dim=-1).values)
     np.testing.assert_allclose(res.history["log_ratio"][-1], direct.numpy(), rtol=1e-8, atol=1e-12)
+
+
+def test_steps_to_reach_a_target_already_met():
+    """The bound starts at ``L1`` (t = 1): a target at or above it is met at t = 1 whatever
+    kappa is; below it, ``1 + (1/target - 1/L1) / kappa`` (inf for kappa = 0)."""
+    assert lowrank.steps_to_reach(0.5, 0.5, 0.0) == 1.0
+    assert lowrank.steps_to_reach(0.5, 0.7, 0.0) == 1.0
+    assert lowrank.steps_to_reach(0.5, 0.25, 0.0) == math.inf
+    assert lowrank.steps_to_reach(0.5, 0.25, 0.5) == pytest.approx(5.0)

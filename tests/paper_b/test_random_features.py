@@ -40,3 +40,11 @@ def test_local_slopes_and_extrapolation():
     assert np.allclose(rf.local_slopes(ms, 5 * ms**-2.0), -2.0)
     assert rf.width_at(40.0, 1e-3, 1e-5, -2.0) == pytest.approx(400.0)
     assert rf.width_at(40.0, 1e-3, 1e-5, 0.1) == math.inf  # no decay: never reached
+
+
+def test_width_at_a_flat_or_rising_law_is_never():
+    """A power law with slope 0 (or above) never reaches a lower target: ``inf``, not a
+    division by zero; with slope -1 the width scales as loss_last / target."""
+    assert rf.width_at(10.0, 1.0, 0.5, 0.0) == math.inf
+    assert rf.width_at(10.0, 1.0, 0.5, 0.3) == math.inf
+    assert rf.width_at(10.0, 1.0, 0.25, -1.0) == pytest.approx(40.0)
