@@ -219,20 +219,9 @@ def test_monotone_increasing():
 def test_init_over_step_by_hand():
     """``omega sqrt(m d) / (alpha g0)``: with m = 9, d = 4, alpha = 0.5, g0 = 3 and omega = 2,
     2 x 6 / 1.5 = 8 (and linear in omega)."""
-    S = onestep.Setup(
-        n=5,
-        d=4,
-        m=9,
-        gamma=0.1,
-        X=None,
-        y=None,
-        consts=None,
-        alpha_A1=0.0,
-        alpha=0.5,
-        grad0=3.0,
-        bound=None,
-        net=None,
-    )
+    sizes = {"n": 5, "d": 4, "m": 9, "gamma": 0.1, "alpha_A1": 0.0, "alpha": 0.5, "grad0": 3.0}
+    unused = dict.fromkeys(("X", "y", "consts", "bound", "net"))
+    S = onestep.Setup(**sizes, **unused)
     assert S.init_over_step(2.0) == pytest.approx(8.0, rel=1e-15)
     np.testing.assert_allclose(S.init_over_step([1.0, 4.0]), [4.0, 16.0], rtol=1e-15)
 
