@@ -1151,6 +1151,10 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     },
     "paper_b.certificate": {
         "Certificate.eta_grad": {
+            ("k2bw = np.where(at_pole, 0.0, k2 * bw)", "k2bw = np.where(None, 0.0, k2 * bw)"): (
+                "at a pole k2 is kappa''(0), finite, and bw = b_j . u_j is 0 up to rounding "
+                "(b_j is tangent at u_j): the product is at the rounding level"
+            ),
             (
                 "at_pole = np.abs(np.clip(t, -1, 1)) >= 1.0 # kappa'' infinite, b_j.w = 0 there",
                 "at_pole = np.abs(np.clip(t, None, 1)) >= 1.0 # kappa'' infinite, b_j.w = 0 there",

@@ -193,3 +193,40 @@ def test_lemma10_proof_radius():
     assert 3 < radii[2] / radii[3] < 6
     # a smaller teacher weight needs a smaller loss for the same radius
     assert cert.lemma10_proof_radius(1e-8, 0.5, 3.0) > radii[2]
+
+
+def test_eta_grad_at_a_teacher_direction_has_the_radial_derivative():
+    """At ``w = u_j`` (a pole: ``kappa''`` is infinite there and ``b_j . u_j = 0``) the
+    gradient's radial part is ``d/ds f(s u_j)`` at ``s = 1``, with ``f(w) = sum_i kappa(w.u_i)
+    alpha_i + kappa'(w.u_i) (w.b_i)`` unnormalized: a one-sided difference from inside the
+    ball (its error falls as ``sqrt(h)``: 1e-4 of the value at ``h = 1e-8``)."""
+    from twolayer.paper_b.certificate import kappa
+
+    C = cert.solve(tmod.prototype(6, 0), 4)
+
+    def f(w):
+        t = np.clip(C.U @ w, -1, 1)
+        return kappa(t, C.ell) @ C.alpha + np.sum(kappa(t, C.ell, 1) * (C.b @ w))
+
+    G, h = C.eta_grad(C.U), 1e-8
+    for j, u in enumerate(C.U):
+        fd = (3 * f(u) - 4 * f((1 - h) * u) + f((1 - 2 * h) * u)) / (2 * h)
+        assert G[j] @ u == pytest.approx(fd, rel=1e-3)
+
+
+def test_interpolation_residual_is_the_worst_row():
+    """The residual is the largest, over the teacher directions one at a time, of
+    ``|eta(u_i) - sign a*_i|`` and ``||P grad eta(u_i)||``: about 0 for the solved certificate;
+    with its tangent coefficients perturbed, the worst row's tangent gradient (not the norm of
+    all rows together)."""
+    import dataclasses
+
+    C = cert.solve(tmod.prototype(6, 0), 4)
+    assert C.interpolation_residual() < 1e-10
+    rng = np.random.default_rng(0)
+    C2 = dataclasses.replace(C, c=C.c + 0.01 * rng.standard_normal(C.c.shape))
+    rows = [C2.U[i : i + 1] for i in range(len(C2.U))]
+    v = max(abs(C2.eta(r)[0] - s) for r, s in zip(rows, C2.signs, strict=True))
+    g = max(np.linalg.norm(C2.tangent_grad(r)) for r in rows)
+    assert g > v  # the tangent part decides here
+    assert C2.interpolation_residual() == pytest.approx(g, rel=1e-12)
