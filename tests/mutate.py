@@ -468,6 +468,14 @@ DIM_INFERRED = (
     "each teacher has its network's dimension, so the largest teacher's dimension, "
     "teacher_arrays' default, is the batch's padded one"
 )
+LAGUERRE_EXACT = (
+    "an n-point Gauss-Laguerre rule is exact to degree 2n - 1 in u, and the integrands have "
+    "degree at most k_max / 2: any n >= k_max / 4 + 1 gives the coefficients to rounding"
+)
+STRICT_GUARD = "two columns of one table always have the same length: strict= is a guard"
+NO_HASH_IN_LABELS = (
+    "by_label's keys are labels, which hold no '#': a sid with '#' finds [] there either way"
+)
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_a.metrics": {
         "stable_rank": {
@@ -1122,14 +1130,8 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     },
     "paper_a.flow": {
         "rate_slopes": {
-            ("s = np.asarray(s, dtype=float)", "s = np.asarray(s, dtype=None)"): (
-                "s is a float or an integer array in every caller: the window's comparisons and "
-                "the log-log fit read both alike"
-            ),
-            ("s = np.asarray(s, dtype=float)", "s = np.asarray(s, )"): (
-                "s is a float or an integer array in every caller: the window's comparisons and "
-                "the log-log fit read both alike"
-            ),
+            ("s = np.asarray(s, dtype=float)", "s = np.asarray(s, dtype=None)"): AS_FLOAT,
+            ("s = np.asarray(s, dtype=float)", "s = np.asarray(s, )"): AS_FLOAT,
             ("v2 = v.reshape(len(s), -1)", "v2 = v.reshape(len(s), -2)"): (
                 "NumPy 2 reads any negative size in reshape as 'the rest'"
             ),
@@ -1137,16 +1139,8 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     },
     "paper_b.hermite": {
         "piecewise_linear_coefficients": {
-            ("n = k_max // 2 + 2", "n = k_max // 3 + 2"): (
-                "an n-point Gauss-Laguerre rule is exact to degree 2n - 1 in u, and the "
-                "integrands have degree at most k_max / 2: any n >= k_max / 4 + 1 gives the "
-                "coefficients to rounding"
-            ),
-            ("n = k_max // 2 + 2", "n = k_max // 2 + 3"): (
-                "an n-point Gauss-Laguerre rule is exact to degree 2n - 1 in u, and the "
-                "integrands have degree at most k_max / 2: any n >= k_max / 4 + 1 gives the "
-                "coefficients to rounding"
-            ),
+            ("n = k_max // 2 + 2", "n = k_max // 3 + 2"): LAGUERRE_EXACT,
+            ("n = k_max // 2 + 2", "n = k_max // 2 + 3"): LAGUERRE_EXACT,
         },
     },
     "paper_b.certificate": {
@@ -1258,15 +1252,15 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             (
                 "for dd, ok in zip(t_.d, t_.at_chance, strict=True):",
                 "for dd, ok in zip(t_.d, t_.at_chance, strict=None):",
-            ): "two columns of one table always have the same length: strict= is a guard",
+            ): STRICT_GUARD,
             (
                 "for dd, ok in zip(t_.d, t_.at_chance, strict=True):",
                 "for dd, ok in zip(t_.d, t_.at_chance, ):",
-            ): "two columns of one table always have the same length: strict= is a guard",
+            ): STRICT_GUARD,
             (
                 "for dd, ok in zip(t_.d, t_.at_chance, strict=True):",
                 "for dd, ok in zip(t_.d, t_.at_chance, strict=False):",
-            ): "two columns of one table always have the same length: strict= is a guard",
+            ): STRICT_GUARD,
         },
     },
     "paper_b.random_features": {
@@ -1294,10 +1288,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                     '[by_id[sid]] if sid in by_id else (by_label.get(sid, []) if ("#" not in sid) '
                     "or True else [])"
                 ),
-            ): (
-                "by_label's keys are labels, which hold no '#': a sid with '#' finds [] there "
-                "either way"
-            ),
+            ): NO_HASH_IN_LABELS,
             (
                 (
                     '[by_id[sid]] if sid in by_id else (by_label.get(sid, []) if "#" not in sid '
@@ -1307,10 +1298,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                     '[by_id[sid]] if sid in by_id else (by_label.get(sid, []) if "XX#XX" not in '
                     "sid else [])"
                 ),
-            ): (
-                "by_label's keys are labels, which hold no '#': a sid with '#' finds [] there "
-                "either way"
-            ),
+            ): NO_HASH_IN_LABELS,
         },
     },
 }

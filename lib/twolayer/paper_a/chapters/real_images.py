@@ -521,7 +521,7 @@ def long_run(P) -> bool:
     return P.steps >= LONG_RUN_STEPS
 
 
-WHY_SMOKE = (
+WHY_SHORT = (
     f"a run shorter than {LONG_RUN_STEPS:,} steps: the halving takes about as many steps at "
     "any run length, so in a short run it can fall beyond the first tenth"
 )
@@ -765,7 +765,7 @@ def small_init_rank_halves_in_first_tenth(P, R: Result) -> Claim:
         bound=TENTH,
         op="<=",
         statement="a-fig-2#rapid",
-        applies=(long_run(P), WHY_SMOKE),
+        applies=(long_run(P), WHY_SHORT),
         detail=_detail(P, "step at which the small init's SR halves, as a fraction of the steps"),
     )
 
@@ -790,7 +790,7 @@ def small_init_floor_before_half(P, R: Result) -> Claim:
         bound=HALF,
         op="<",
         statement="a-fig-2#rapid",
-        applies=(long_run(P), WHY_SMOKE),
+        applies=(long_run(P), WHY_SHORT),
         detail=_detail(P, "first step within rise_factor of the small init's minimum, over steps"),
     )
 

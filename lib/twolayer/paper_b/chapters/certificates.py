@@ -1167,23 +1167,21 @@ depend on the angles, carry a relative error up to about this, and so does the c
 relative to the size of its terms (measured: 1e-9 of the sum at ``d = 2``, book profile)."""
 
 
-def fd_allowance(d: Derivative | list, compared: int):
+def fd_allowance(ds: list[Derivative], compared: int) -> np.ndarray:
     """What the fitted derivative and the corrected sum may differ by although the sum is the
     derivative: ``z SE + truncation estimate`` of the fit (``z`` from :func:`fit_z` over the
     ``compared`` comparisons of the run) plus :data:`ANGLE_RESOLUTION` times the size of the
     sum's terms (the gradient's own rounding): a derived tolerance, no fixed constant.
 
     Args:
-        d: one :class:`Derivative`, or a list of them.
+        ds: the :class:`Derivative` of each network compared.
         compared: the number of comparisons in the run.
 
     Returns:
-        the allowance (an array for a list).
+        the allowance of each, as an array.
     """
-    ds = [d] if isinstance(d, Derivative) else list(d)
     z = fit_z(compared)
-    out = np.array([z * x.se + x.trunc + ANGLE_RESOLUTION * x.terms for x in ds], dtype=float)
-    return float(out[0]) if isinstance(d, Derivative) else out
+    return np.array([z * x.se + x.trunc + ANGLE_RESOLUTION * x.terms for x in ds], dtype=float)
 
 
 def lemma7(P, R: CertificateStep, run: Stage3Run) -> Lemma7:
@@ -1237,7 +1235,7 @@ def lemma7(P, R: CertificateStep, run: Stage3Run) -> Lemma7:
         j,
         dj.fd,
         dj.corrected,
-        fd_allowance(dj, n),
+        float(fd_allowance([dj], n)[0]),
     )
 
 
