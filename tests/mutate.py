@@ -1499,13 +1499,17 @@ def entry(mu: Mutant, why: str = "WHY") -> str:
     )
 
 
-def summary_text(rep: Report, date: str, version: str, modules: list[str]) -> str:
-    """``tests/mutation_summary.md``: the counts per module of a run over every module."""
+def summary_text(
+    rep: Report, date: str, version: str, modules: list[str], commit: str = "unknown"
+) -> str:
+    """``tests/mutation_summary.md``: the counts per module of a run over every module, at
+    ``commit`` (the checkout's commit, with "+changes" when it had uncommitted changes)."""
     cols = ["killed", "timeout", "survived", EQUIV, "no tests"]
     lines = [
         "# Mutation testing: summary",
         "",
-        f"Written by `make mutate` (tests/mutate.py) on {date}, with mutmut {version}: every "
+        f"Written by `make mutate` (tests/mutate.py) on {date}, at commit {commit}, with mutmut "
+        f"{version}: every "
         "mutant of each module run against the unit tests (`[tool.mutmut]` in pyproject.toml). "
         "*equivalent*: survived, checked by hand to be equivalent (`EQUIVALENT` in "
         "tests/mutate.py); *other*: segfault, suspicious, skipped; *must-kill left*: mutants of "
@@ -1583,6 +1587,29 @@ def check_static(mutants: dict[str, Mutant], modules: list[str]) -> int:
         bad += 1
         print(f"MUST_KILL names a function without mutants: {name}")
     return bad
+
+
+def checkout_commit() -> str:
+    """The checkout's commit (``+changes`` if the working tree differs from it), for the
+    summary; ``unknown`` outside a Git checkout."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
 
 
 def mutmut_version() -> str:
@@ -1667,7 +1694,9 @@ def main(argv: list[str]) -> int:
     bad = check_static(mutants, modules) + len(rep.must_kill) + bool(missing)
     if set(modules) == set(MODULES.values()) and not rep.unchecked:
         date = datetime.date.today().isoformat()
-        write_atomically(SUMMARY, summary_text(rep, date, mutmut_version(), modules))
+        write_atomically(
+            SUMMARY, summary_text(rep, date, mutmut_version(), modules, checkout_commit())
+        )
         print(f"wrote {SUMMARY}")
     return 1 if bad else 0
 

@@ -183,14 +183,24 @@ def test_account_counts_a_mutant_without_result_as_unchecked(fake):
 
 def test_summary_format(fake):
     mutants, status = fake
-    text = M.summary_text(M.account(mutants, status, [MOD]), "2026-12-02", "3.8.1", [MOD])
+    rep = M.account(mutants, status, [MOD])
+    text = M.summary_text(rep, "2026-12-02", "3.8.1", [MOD], "0123abcd")
     lines = text.splitlines()
     assert lines[0] == "# Mutation testing: summary"
-    assert "on 2026-12-02, with mutmut 3.8.1" in text
+    assert "on 2026-12-02, at commit 0123abcd, with mutmut 3.8.1" in text
     header = "| module | mutants | killed | timeout | survived | equivalent | no tests | other |"
     assert lines[4] == header + " must-kill left |"
     assert "| paper_a.kkt | 7 | 2 | 1 | 2 | 1 | 1 | 0 | 2 |" in lines
     assert lines[-1] == "| **all** | 7 | 2 | 1 | 2 | 1 | 1 | 0 | 2 |"
+
+
+def test_checkout_commit_names_this_checkout():
+    head = subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD"], cwd=M.ROOT, capture_output=True, text=True
+    )
+    if head.returncode:
+        pytest.skip("not a Git checkout")
+    assert M.checkout_commit().split("+")[0] == head.stdout.strip()
 
 
 def test_write_atomically(tmp_path):
