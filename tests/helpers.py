@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +35,75 @@ GROUP_TIMEOUT = 1800
 # the determinism rerun runs on these by default (every chapter under the `full` marker):
 # one chapter per library it exercises (torch trainer, convex solver, NumPy/SciPy).
 REPRESENTATIVE = ("paper_a/setting", "paper_a/kkt_not_max_margin", "paper_b/stage1")
+
+
+# A toy page's parameters: its spec, size profiles and parameters cell (the cell's values before
+# papermill injects any), shared by the tests of twolayer.core.params and twolayer.page.contract.
+def toy_spec() -> dict:
+    from twolayer.core.params import Bool, Choice, Float, Int, ListOf
+
+    return {
+        "n": Int(1, 100),
+        "lr": Float(0.0, 1.0, lo_open=True),
+        "act": Choice("leaky_relu", "smoothed_leaky_relu"),
+        "normalized": Bool(),
+        "ns": ListOf(Int(2), increasing=True),
+    }
+
+
+TOY_PROFILES = {
+    "smoke": {"seed": 0, "n": 5, "lr": 0.1, "ns": [2, 3]},
+    "book": {"seed": 1, "n": 50, "lr": 0.05, "ns": [2, 4, 8]},
+    "paper": {"seed": 2, "n": 100, "lr": 0.01, "ns": [2, 4, 8, 16]},
+}
+TOY_CELL = dict(
+    seed=None,
+    profile="smoke",
+    results_path=None,
+    n=None,
+    lr=None,
+    act="leaky_relu",
+    normalized=False,
+    ns=None,
+)
+
+
+def chapter_results(checks: dict, profile="smoke", **params) -> dict:
+    """A chapter's results (its JSON, as a page writes it) with
+    ``checks = {name: (kind, passed, statement)}`` (for the claims index's tests)."""
+    return {
+        "params": {"profile": profile, **params},
+        "checks": {k: v[1] for k, v in checks.items()},
+        "check_details": {
+            k: {
+                "kind": kind,
+                "statement": st,
+                "value": 0.5,
+                "bound": 1.0,
+                "op": "<",
+                "margin": None if passed is None else 0.5,
+                "reason": "" if passed is not None else "hypothesis fails",
+            }
+            for k, (kind, passed, st) in checks.items()
+        },
+    }
+
+
+def fd_grad_regularized(net, teacher, lam: float, h: float = 1e-6) -> np.ndarray:
+    """Central differences of Paper B's ``L_lambda`` (``population.regularized_loss``) in every
+    parameter of ``net``, as a flat vector: the independent route to its gradient."""
+    from twolayer.paper_b import population as pop
+
+    v = net.flat()
+    m, d = net.W.shape
+    g = np.empty_like(v)
+    for i in range(len(v)):
+        e = np.zeros_like(v)
+        e[i] = h
+        up = pop.regularized_loss(pop.Net.unflat(v + e, m, d), teacher, lam)
+        dn = pop.regularized_loss(pop.Net.unflat(v - e, m, d), teacher, lam)
+        g[i] = (up - dn) / (2 * h)
+    return g
 
 
 def chapter_name(path: Path) -> str:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from helpers import TOY_CELL, TOY_PROFILES, toy_spec
 from twolayer.core.params import (
     COMMON,
     PROFILE_ENV,
@@ -34,29 +35,10 @@ from twolayer.core.params import (
     validate,
 )
 
-SPEC = {
-    "n": Int(1, 100),
-    "lr": Float(0.0, 1.0, lo_open=True),
-    "act": Choice("leaky_relu", "smoothed_leaky_relu"),
-    "normalized": Bool(),
-    "ns": ListOf(Int(2), increasing=True),
-}
+SPEC = toy_spec()
 FULL = {**common_spec(), **SPEC}
-SIZES = {
-    "smoke": {"seed": 0, "n": 5, "lr": 0.1, "ns": [2, 3]},
-    "book": {"seed": 1, "n": 50, "lr": 0.05, "ns": [2, 4, 8]},
-    "paper": {"seed": 2, "n": 100, "lr": 0.01, "ns": [2, 4, 8, 16]},
-}
-DEFAULTS = dict(
-    seed=None,
-    profile="smoke",
-    results_path=None,
-    n=None,
-    lr=None,
-    act="leaky_relu",
-    normalized=False,
-    ns=None,
-)
+SIZES = TOY_PROFILES
+DEFAULTS = TOY_CELL
 
 
 def check(spec=SPEC, profiles=SIZES, **params):

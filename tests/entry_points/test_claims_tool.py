@@ -6,27 +6,10 @@ from __future__ import annotations
 
 import json
 
+from helpers import chapter_results
 from twolayer.tools import claims
 
-
-def _res(checks: dict) -> dict:
-    """A chapter's results with ``checks = {name: (kind, passed, statement)}``."""
-    return {
-        "params": {"profile": "smoke"},
-        "checks": {k: v[1] for k, v in checks.items()},
-        "check_details": {
-            k: {
-                "kind": kind,
-                "statement": st,
-                "value": 0.5,
-                "bound": 1.0,
-                "op": "<",
-                "margin": None if passed is None else 0.5,
-                "reason": "" if passed is not None else "hypothesis fails",
-            }
-            for k, (kind, passed, st) in checks.items()
-        },
-    }
+_res = chapter_results
 
 
 def test_json_index_from_the_command_line(tmp_path, capsys):

@@ -131,11 +131,10 @@ def _l7(**fields):
     return ch.Lemma7(**base)
 
 
-def _near_teacher(per_teacher: int, seed: int = 3, shift: int = 0) -> pop.Net:
+def near_teacher(t, per_teacher: int, shift: int = 0, seed: int = 3) -> pop.Net:
     """A student with ``per_teacher`` neurons of the teacher's sign within 0.05 rad of each
-    teacher direction (in S_*); neuron ``k m* + i`` sits next to teacher ``(i + shift) mod
-    m*``."""
-    t = _cert().teacher
+    direction of the 2-d teacher ``t`` (in S_*); neuron ``k m* + i`` sits next to teacher
+    ``(i + shift) mod m*`` (also tests/paper_b/test_chapter_certificates.py)."""
     B = t.info["basis"]
     rng = np.random.default_rng(seed)
     U = t.W / np.linalg.norm(t.W, axis=1, keepdims=True)
@@ -147,6 +146,11 @@ def _near_teacher(per_teacher: int, seed: int = 3, shift: int = 0) -> pop.Net:
             rows.append((math.cos(ang) * B[:, 0] + math.sin(ang) * B[:, 1]) * 0.9)
             a.append(t.a[i] * 0.9 / per_teacher)
     return pop.Net(np.array(a), np.array(rows), 0.01, 0.01 * B[:, 0])
+
+
+def _near_teacher(per_teacher: int, seed: int = 3, shift: int = 0) -> pop.Net:
+    """:func:`near_teacher` of the page's teacher."""
+    return near_teacher(_cert().teacher, per_teacher, shift, seed)
 
 
 def _printed_holds():

@@ -5,28 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import chapter_results
 from twolayer.page import claims
 from twolayer.page.claims import Statement
 
-
-def _res(checks: dict, profile="smoke", **params) -> dict:
-    """A chapter's results with ``checks = {name: (kind, passed, statement)}``."""
-    return {
-        "params": {"profile": profile, **params},
-        "checks": {k: v[1] for k, v in checks.items()},
-        "check_details": {
-            k: {
-                "kind": kind,
-                "statement": st,
-                "value": 0.5,
-                "bound": 1.0,
-                "op": "<",
-                "margin": None if passed is None else 0.5,
-                "reason": "" if passed is not None else "hypothesis fails",
-            }
-            for k, (kind, passed, st) in checks.items()
-        },
-    }
+_res = chapter_results
 
 
 def _status(statement: Statement, results: dict) -> tuple[str, list]:

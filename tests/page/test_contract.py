@@ -10,13 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import TOY_CELL, TOY_PROFILES, toy_spec
 from twolayer.core.params import (
     PROFILE_ENV,
-    Bool,
-    Choice,
-    Float,
     Int,
-    ListOf,
     OptionalDir,
     ParameterError,
     Params,
@@ -24,28 +21,9 @@ from twolayer.core.params import (
 from twolayer.page.checks import CheckFailed
 from twolayer.page.contract import RESULTS_DIR_ENV, Contract
 
-SPEC = {
-    "n": Int(1, 100),
-    "lr": Float(0.0, 1.0, lo_open=True),
-    "act": Choice("leaky_relu", "smoothed_leaky_relu"),
-    "normalized": Bool(),
-    "ns": ListOf(Int(2), increasing=True),
-}
-PROFILES = {
-    "smoke": {"seed": 0, "n": 5, "lr": 0.1, "ns": [2, 3]},
-    "book": {"seed": 1, "n": 50, "lr": 0.05, "ns": [2, 4, 8]},
-    "paper": {"seed": 2, "n": 100, "lr": 0.01, "ns": [2, 4, 8, 16]},
-}
-DEFAULTS = dict(
-    seed=None,
-    profile="smoke",
-    results_path=None,
-    n=None,
-    lr=None,
-    act="leaky_relu",
-    normalized=False,
-    ns=None,
-)
+SPEC = toy_spec()
+PROFILES = TOY_PROFILES
+DEFAULTS = TOY_CELL
 
 
 def make(spec=SPEC, profiles=PROFILES, before=None, **params):

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from failing_cases.paper_a_real_images import planted
 
 from twolayer.core import seeds
 from twolayer.core.params import ParameterError
@@ -180,14 +181,9 @@ def test_compute_summarizes_the_recorded_history():
 
 
 def _planted(P, default, small, *, sep_at=None, d=64, n_train=300, n_test=500):
-    steps = log_spaced_steps(P.steps, P.record_points)
+    """:func:`planted` with the default's curve and the small scale's."""
     curves = {1.0: default, P.small_scale: small}
-    sr = np.stack([curves.get(s, default)(steps) for s in P.init_scales], axis=1)
-    test = np.full_like(sr, 0.85)
-    train = test.copy()
-    if sep_at is not None:
-        train[steps >= sep_at] = 1.0
-    return ch.from_history(P, steps, sr, train, test_acc=test, n_train=n_train, n_test=n_test, d=d)
+    return planted(P, curves, sep_at=sep_at, n_train=n_train, n_test=n_test, d=d)
 
 
 def _drop(start, floor, t_half):

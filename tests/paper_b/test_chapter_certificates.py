@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from failing_cases.paper_b_certificates import near_teacher
 
 from helpers import ROOT
 from twolayer.core.params import ParameterError
@@ -237,27 +238,13 @@ def test_sphere_rho_is_attained_off_the_plane():
     assert t["lhs2"][0] - t["rhs2"][0] > 0.5
 
 
-def _near_teacher(t, per_teacher, shift, seed=3):
-    B = t.info["basis"]
-    rng = np.random.default_rng(seed)
-    U = t.W / np.linalg.norm(t.W, axis=1, keepdims=True)
-    rows, a = [], []
-    for _ in range(per_teacher):
-        for i0 in range(t.m):
-            i = (i0 + shift) % t.m
-            ang = math.atan2(U[i] @ B[:, 1], U[i] @ B[:, 0]) + rng.uniform(-0.05, 0.05)
-            rows.append((math.cos(ang) * B[:, 0] + math.sin(ang) * B[:, 1]) * 0.9)
-            a.append(t.a[i] * 0.9 / per_teacher)
-    return pop.Net(np.array(a), np.array(rows), 0.01, 0.01 * B[:, 0])
-
-
 @pytest.mark.parametrize("per_teacher, shift", [(1, 0), (1, 1), (2, 1), (3, 2)])
 def test_f17_corrected_sum_is_the_derivative_printed_is_not(per_teacher, shift):
     """On hand-made networks near the teacher: the corrected sum always matches the fitted
     derivative; the printed one does when student neuron i is the only neuron of teacher i's
     cell, and misses when the neurons of a cell are not the ones the printed index names."""
     c, _ = tiny_run()
-    net = _near_teacher(c.teacher, per_teacher, shift)
+    net = near_teacher(c.teacher, per_teacher, shift)
     d = ch.directional_derivative(net, c.teacher, 0.01, 0.1)
     fd, corrected, printed = d.fd, d.corrected, d.printed
     allow = ch.fd_allowance([d], 1)

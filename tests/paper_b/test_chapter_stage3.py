@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import fd_grad_regularized
 from twolayer.core.params import ParameterError
 from twolayer.paper_b import certificate as cert
-from twolayer.paper_b import population as pop
 from twolayer.paper_b.chapters import stage3 as ch
 
 PAGE = Path(__file__).resolve().parents[2] / "notebooks" / "paper_b" / "stage3.md"
@@ -107,18 +107,7 @@ def test_recorded_loss_is_the_population_square_loss():
         assert R.tr["reg_loss"][j] == pytest.approx(R.tr["loss"][j] + pen, rel=1e-12, abs=1e-15)
 
 
-def _fd_grad(net, teacher, lam, h=1e-6):
-    """Central differences of ``L_lambda`` in every parameter, as a flat vector."""
-    v = net.flat()
-    m, d = net.W.shape
-    g = np.empty_like(v)
-    for i in range(len(v)):
-        e = np.zeros_like(v)
-        e[i] = h
-        up = pop.regularized_loss(pop.Net.unflat(v + e, m, d), teacher, lam)
-        dn = pop.regularized_loss(pop.Net.unflat(v - e, m, d), teacher, lam)
-        g[i] = (up - dn) / (2 * h)
-    return g
+_fd_grad = fd_grad_regularized
 
 
 def test_recorded_gradient_and_step_are_gradient_descent_on_l_lambda():

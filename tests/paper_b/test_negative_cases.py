@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from helpers import fd_grad_regularized
 from twolayer.paper_b import certificate as cert
 from twolayer.paper_b import population as pop
 from twolayer.paper_b import teacher as tmod
@@ -31,18 +32,7 @@ def _net(m, d, seed):
     )
 
 
-def _fd_grad(net, teacher, lam, h=1e-6):
-    v = net.flat()
-    m, d = net.W.shape
-    g = np.empty_like(v)
-    for i in range(len(v)):
-        e = np.zeros_like(v)
-        e[i] = h
-        g[i] = (
-            pop.regularized_loss(pop.Net.unflat(v + e, m, d), teacher, lam)
-            - pop.regularized_loss(pop.Net.unflat(v - e, m, d), teacher, lam)
-        ) / (2 * h)
-    return g
+_fd_grad = fd_grad_regularized
 
 
 # --- the population gradient ----------------------------------------------------------------
