@@ -22,8 +22,15 @@ change is equivalent (it cannot change a result).
 ``kkt activations``); ``--list`` only generates the mutants (no test runs; about 2 CPU minutes
 for all): their count per module, the must-kill names and the stale keys checked; ``--keys
 PATTERN`` prints the ``EQUIVALENT`` entry of each mutant whose name matches (e.g.
-``'twolayer.paper_a.kkt.x_certify*'``), to paste with its reason. mutmut's diff of one mutant:
-``cd .mutmut && mutmut show NAME``.
+``'twolayer.paper_a.kkt.x_certify*'``), to paste with its reason; ``--resume`` continues a
+stopped run (same code and tests): only the mutants it left without a result run. mutmut's diff
+of one mutant: ``cd .mutmut && mutmut show NAME``.
+
+Each mutant's tests run in a process forked from a server that has only imported pytest and
+collected the tests (``process_isolation = "forkserver"`` in pyproject.toml), never from the
+process that ran the whole suite: that one has started clarabel's thread pool (rayon), and a
+child forked from it that solves a large enough problem waits forever for threads it does not
+have, which mutmut would count as a timeout, that is as a kill.
 """
 
 from __future__ import annotations
@@ -1577,6 +1584,34 @@ def stage() -> Path:
     return WORK
 
 
+def results(work: Path, env: dict) -> dict[str, str]:
+    """The status of every mutant mutmut has in ``work`` (``mutmut results --all true``)."""
+    res = subprocess.run(
+        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return parse_results(res.stdout)
+
+
+# what a stopped run leaves: never run, or stopped while running
+UNFINISHED = ("not checked", "check was interrupted by user")
+
+
+def unfinished(status: dict[str, str], pats: list[str]) -> list[str]:
+    """The mutants matching ``pats`` that a stopped run left without a result, by name (mutmut
+    runs every mutant of a pattern it is given again, so a resumed run names them one by
+    one). A resumed run is the same run only with the same code and tests."""
+    return sorted(
+        n
+        for n, st in status.items()
+        if st in UNFINISHED and any(fnmatch.fnmatchcase(n, p) for p in pats)
+    )
+
+
 def check_static(mutants: dict[str, Mutant], modules: list[str]) -> int:
     """Print the stale ``EQUIVALENT`` keys and unknown ``MUST_KILL`` names; their number."""
     bad = 0
@@ -1628,6 +1663,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--max-children", type=int, help="mutmut's worker processes")
     ap.add_argument("--list", action="store_true", help="generate the mutants only")
     ap.add_argument("--keys", metavar="PATTERN", help="print the entries of matching mutants")
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="run only the mutants of the last run (.mutmut/) that have no result, then report",
+    )
     args = ap.parse_args(argv)
     unknown = [n for n in args.modules if n not in MODULES]
     if unknown:
@@ -1657,21 +1697,15 @@ def main(argv: list[str]) -> int:
     work = stage()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     extra = ["--max-children", str(args.max_children)] if args.max_children else []
-    subprocess.run(
-        [sys.executable, "-m", "mutmut", "run", *extra, *patterns(modules)],
-        cwd=work,
-        env=env,
-        check=False,
-    )
-    res = subprocess.run(
-        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    status = parse_results(res.stdout)
+    todo = patterns(modules)
+    if args.resume:
+        todo = unfinished(results(work, env), todo)
+        print(f"resuming: {len(todo)} mutants without a result")
+    if todo:
+        subprocess.run(
+            [sys.executable, "-m", "mutmut", "run", *extra, *todo], cwd=work, env=env, check=False
+        )
+    status = results(work, env)
     # the diffs of what mutmut ran: its copy of the sources, through its own generator
     mutants = generate(modules, work, "src")
     missing = [n for n in status if function_of(n)[0] in modules and n not in mutants]

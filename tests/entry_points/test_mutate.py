@@ -203,6 +203,22 @@ def test_checkout_commit_names_this_checkout():
     assert M.checkout_commit().split("+")[0] == head.stdout.strip()
 
 
+def test_a_resumed_run_names_only_what_the_stopped_one_left():
+    status = {
+        f"{MOD}.x_certify__mutmut_1": "killed",
+        f"{MOD}.x_certify__mutmut_2": "not checked",
+        f"{MOD}.x_certify__mutmut_3": "check was interrupted by user",
+        f"{MOD}.x_certify__mutmut_4": "survived",
+        f"{MOD}.x_certify__mutmut_5": "timeout",
+        "twolayer.tools.sweep.x_other__mutmut_1": "not checked",
+    }
+    pats = [f"{MOD}.*", "twolayer.tools.sweep.x_gather__mutmut_*"]
+    assert M.unfinished(status, pats) == [
+        f"{MOD}.x_certify__mutmut_2",
+        f"{MOD}.x_certify__mutmut_3",
+    ]
+
+
 def test_write_atomically(tmp_path):
     path = tmp_path / "summary.md"
     M.write_atomically(path, "one\n")
