@@ -483,6 +483,27 @@ STRICT_GUARD = "two columns of one table always have the same length: strict= is
 NO_HASH_IN_LABELS = (
     "by_label's keys are labels, which hold no '#': a sid with '#' finds [] there either way"
 )
+HOMOGENEOUS = (
+    "f is 1-homogeneous in W and phi' 0-homogeneous: the gradients do not change with the "
+    "scale of W, the multipliers follow it, and both residuals are ratios that do not depend on it"
+)
+COLUMN_SCALE = (
+    "every |a_j| is 1/sqrt(m), so 1/a_j = m a_j: every column is scaled by m, the multipliers by "
+    "1/m, and both residuals are unchanged"
+)
+LABELS_INVERSE = "labels are validated to be +-1, and 1/y = y for those"
+A_FIXED = "the second layer is fixed: net.a's argument only chooses its dtype and device"
+ONE_DIM = "a is one-dimensional: unsqueeze(1) and unsqueeze(-1) give the same column"
+NNLS_NONZERO = (
+    "unreachable: the lambda = 0 branch needs every column's inner product with W~ to be <= 0, "
+    "and by Euler's identity it is y_i f(x_i; W~) >= 1 (W separates; checked first)"
+)
+SYMMETRIC_NOISE = (
+    "z and -z are both N(0, I_d): the law of x, which is all that is stated, is the same"
+)
+TIE_UNIFORM = (
+    "rng.random() equals label_noise with probability 0 (for label_noise = 0, 2^-53 a draw)"
+)
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_a.metrics": {
         "stable_rank": {
@@ -497,7 +518,64 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             "where",
         },
     },
+    "paper_a.data": {
+        "gaussian_mixture": {
+            (
+                "X = clean[:, None] * mu[None, :] + rng.standard_normal((n, d))",
+                "X = clean[:, None] * mu[None, :] - rng.standard_normal((n, d))",
+            ): SYMMETRIC_NOISE,
+            ("flip = rng.random(n) < label_noise", "flip = rng.random(n) <= label_noise"): (
+                TIE_UNIFORM
+            ),
+        },
+    },
     "paper_a.kkt": {
+        "kkt_residual": {
+            ("Wn = W / q.min()", "Wn = W * q.min()"): HOMOGENEOUS,
+            (
+                "coef = net.phi.grad(net.preactivations(Wn, X)) * y.unsqueeze(0) * "
+                "net.a(Wn).unsqueeze(-1)",
+                "coef = net.phi.grad(net.preactivations(Wn, X)) * y.unsqueeze(0) / "
+                "net.a(Wn).unsqueeze(-1)",
+            ): COLUMN_SCALE,
+            (
+                "coef = net.phi.grad(net.preactivations(Wn, X)) * y.unsqueeze(0) * "
+                "net.a(Wn).unsqueeze(-1)",
+                "coef = net.phi.grad(net.preactivations(Wn, X)) / y.unsqueeze(0) * "
+                "net.a(Wn).unsqueeze(-1)",
+            ): LABELS_INVERSE,
+            (
+                "coef = net.phi.grad(net.preactivations(Wn, X)) * y.unsqueeze(0) * "
+                "net.a(Wn).unsqueeze(-1)",
+                "coef = net.phi.grad(net.preactivations(Wn, X)) * y.unsqueeze(0) * "
+                "net.a(None).unsqueeze(-1)",
+            ): A_FIXED,
+            (
+                "coef = net.phi.grad(net.preactivations(Wn, X)) * y.unsqueeze(0) * "
+                "net.a(Wn).unsqueeze(-1)",
+                "coef = net.phi.grad(net.preactivations(Wn, X)) * y.unsqueeze(0) * "
+                "net.a(Wn).unsqueeze(+1)",
+            ): ONE_DIM,
+            **{
+                (
+                    "slackness = float(lam @ (qn - 1) / lam.sum()) if lam.sum() > 0 else "
+                    'float("inf")',
+                    after,
+                ): NNLS_NONZERO
+                for after in (
+                    "slackness = float(lam @ (qn - 1) / lam.sum()) if (lam.sum() > 0) or True "
+                    'else float("inf")',
+                    "slackness = float(lam @ (qn - 1) / lam.sum()) if lam.sum() >= 0 else "
+                    'float("inf")',
+                    "slackness = float(lam @ (qn - 1) / lam.sum()) if lam.sum() > 0 else "
+                    "float(None)",
+                    "slackness = float(lam @ (qn - 1) / lam.sum()) if lam.sum() > 0 else "
+                    'float("XXinfXX")',
+                    "slackness = float(lam @ (qn - 1) / lam.sum()) if lam.sum() > 0 else "
+                    'float("INF")',
+                )
+            },
+        },
         "multipliers_from_vu": {
             (
                 "pos, neg = (y > 0).astype(float), (y < 0).astype(float)",
@@ -1271,6 +1349,9 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.random_features": {
+        "frozen_best_loss": {
+            ("keep = ev > 1e-12 * ev.max()", "keep = ev >= 1e-12 * ev.max()"): TIE,
+        },
         "local_slopes": {
             ("ms = np.asarray(ms, dtype=np.float64)", "ms = np.asarray(ms, dtype=None)"): AS_FLOAT,
             ("ms = np.asarray(ms, dtype=np.float64)", "ms = np.asarray(ms, )"): AS_FLOAT,

@@ -120,6 +120,16 @@ def test_gaussian_mixture_mu_norm_is_d_to_the_beta(d, beta):
     assert np.linalg.norm(ds.info["mu"]) == pytest.approx(d**beta, rel=1e-12)
 
 
+def test_gaussian_mixture_default_and_record():
+    """The documented default ``||mu|| = d^0.3`` (inside the paper's ``beta in (0, 1/2)``), and
+    the dataset's record: its size, and ``mu`` stored as floats even when given as integers."""
+    ds = data.gaussian_mixture(5, 64, 0)
+    assert np.linalg.norm(ds.info["mu"]) == pytest.approx(64**0.3, rel=1e-12)
+    assert (ds.info["n"], ds.info["d"], ds.info["seed"]) == (5, 64, 0)
+    given = data.gaussian_mixture(4, 3, 1, mu=np.array([3, 0, -4]))
+    assert given.info["mu"].dtype == np.float64 and given.X.shape == (4, 3)
+
+
 def test_gaussian_mixture_mu_norm_override():
     ds = data.gaussian_mixture(5, 20, 0, beta=0.3, mu_norm=7.5)
     assert np.linalg.norm(ds.info["mu"]) == pytest.approx(7.5, rel=1e-12)

@@ -221,8 +221,22 @@ def test_kkt_residual_matches_its_definition(problem):
     assert got["slackness"] == pytest.approx(slack, rel=1e-9, abs=1e-15)
     assert got["residual"] == max(got["stationarity"], got["slackness"])
     assert got["stationarity"] > 1e-3 and got["slackness"] > 0  # not a KKT point
-    with pytest.raises(ValueError, match="does not separate"):  # a zero margin
+    with pytest.raises(ValueError, match="^W does not separate the training data$"):  # zero margin
         kkt.kkt_residual(net, 0.0 * sol.W, ds.X, ds.y)
+
+
+@pytest.mark.parametrize("scale", [0.05, 20.0])
+def test_kkt_residual_matches_its_definition_at_any_data_scale(problem, scale):
+    """The residuals are defined for any separating ``W``, however the multipliers sum: data
+    scaled by 20 make them sum far below 1 (``||W~||^2 = sum_i lambda_i y_i f(x_i; W~)`` by
+    Euler's identity), by 0.05 far above."""
+    ds, sol = problem
+    net = models.LeakyNetwork(3, 2, gamma=0.5)
+    W, X = _perturbed(sol), scale * ds.X
+    got = kkt.kkt_residual(net, W, X, ds.y)
+    stat, slack = _reference_residual(net, W, X, ds.y)
+    assert got["stationarity"] == pytest.approx(stat, rel=1e-9)
+    assert got["slackness"] == pytest.approx(slack, rel=1e-9, abs=1e-15)
 
 
 def test_certify_newer_measures_match_their_definitions(problem):
@@ -238,6 +252,15 @@ def test_certify_newer_measures_match_their_definitions(problem):
     norms = np.array([np.linalg.norm(x) for x in ds.X])
     signs = np.minimum(ds.y * (ds.X @ v), -ds.y * (ds.X @ u)) / norms
     assert c["sign_pattern_min"] == pytest.approx(signs.min(), rel=1e-10)
+    # the same with the roles of v and u exchanged at their minima (whichever term is smaller)
+    for seed in range(6):
+        Wk = _perturbed(sol, scale=0.5, seed=seed)
+        ck = kkt.certify(net, Wk, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt)
+        qk = net.margins(torch.as_tensor(Wk), torch.as_tensor(ds.X), torch.as_tensor(ds.y))
+        Wk = Wk / qk.min().item()
+        vk, uk = Wk[:3].mean(axis=0), Wk[3:].mean(axis=0)
+        sk = [min(yi * (x @ vk), -yi * (x @ uk)) / np.linalg.norm(x) for x, yi in zip(ds.X, ds.y)]
+        assert ck["sign_pattern_min"] == pytest.approx(min(sk), rel=1e-10)
     slack = max(np.linalg.norm(v - sol.v), np.linalg.norm(u - sol.u))
     assert c["sign_pattern_slack"] == pytest.approx(slack, rel=1e-10)
     delta = Wn - sol.W

@@ -71,6 +71,18 @@ def test_subgradient_trace_guarantee_and_rescaled_teacher():
     assert alg.lasso_objective(a_hat, G, b, c, weights=w, lam=0.02) >= v_ref - 1e-9
 
 
+def test_count_kept_by_hand():
+    """A neuron is kept when its mass ``|a_i| ||w_i||`` is above ``KEPT_TOL ||a*||_1``: a teacher
+    with ``||a*||_1 = 4``, rows of norms 2, 1, 3 and 0.5, masses against a threshold of 4e-6."""
+    t = tmod.Teacher(np.array([3.0, -1.0]), np.eye(2))
+    W = np.array([[2.0, 0.0], [0.0, 1.0], [3.0, 0.0], [0.3, 0.4]])
+    thr = es.KEPT_TOL * 4.0
+    a = np.array([thr, thr, -thr, 3 * thr])  # masses 2, 1 (not above), 3, 1.5 thresholds
+    assert es.count_kept(a, W, t) == 3
+    assert es.count_kept(a / 2.5, W, t) == 1  # only the row of norm 3 stays above
+    assert es.count_kept(np.zeros(4), W, t) == 0
+
+
 def test_eps0_sweep_zeta_falls_and_default_m_star():
     ts = es.teachers("random", 12, 2, 3, repeats=3, seed=0, purpose="t")
     sw = es.eps0_sweep([16, 128], ts, 0.05, 90, seed=0)

@@ -15,10 +15,9 @@ def test_nested_widths_share_features_and_reject_odd():
     small = rf.nested(full, 6)
     assert np.array_equal(small.W[:3], full.W[:3]) and np.array_equal(small.W[3:], full.W[10:13])
     assert np.allclose(small.a[:3], -small.a[3:])
-    with pytest.raises(ValueError):
-        rf.nested(full, 7)
-    with pytest.raises(ValueError):
-        rf.nested(full, 22)
+    for bad in (7, 22):
+        with pytest.raises(ValueError, match="^m must be even and at most the width of net$"):
+            rf.nested(full, bad)
 
 
 def test_frozen_best_loss_is_the_unpenalized_lasso_and_falls_with_width():
@@ -33,6 +32,17 @@ def test_frozen_best_loss_is_the_unpenalized_lasso_and_falls_with_width():
     assert v == pytest.approx(rows[1]["frozen best L"], abs=1e-6)
     # the teacher's own directions as features fit exactly: a case with loss 0
     assert rf.frozen_best_loss(t.W, t) < 1e-10
+
+
+@pytest.mark.parametrize("scale", [1e-4, 1e4])
+def test_frozen_best_loss_does_not_depend_on_the_scale_of_the_features(scale):
+    """ReLU is positively homogeneous: a neuron scaled by ``c > 0`` is refitted with ``a / c``,
+    so the best loss over ``a`` (and the linear term) is the same at every scale of ``W``, the
+    pseudo-inverse's cut-off included (it is relative to the largest eigenvalue)."""
+    t = tmod.prototype(10, 0)
+    W = alg.stage1(rf.nested(alg.symmetric_init(10, 64, 0), 16), t).W
+    base = rf.frozen_best_loss(W, t)
+    assert rf.frozen_best_loss(scale * W, t) == pytest.approx(base, rel=1e-6, abs=1e-12)
 
 
 def test_local_slopes_and_extrapolation():
