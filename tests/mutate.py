@@ -504,6 +504,16 @@ SYMMETRIC_NOISE = (
 TIE_UNIFORM = (
     "rng.random() equals label_noise with probability 0 (for label_noise = 0, 2^-53 a draw)"
 )
+PROMOTED = (
+    "the other operand of X.T @ y is still made float64, and NumPy promotes this one to float64 "
+    "the same way before the product: the same bits for every real input"
+)
+NEGATIVE_RESHAPE = "NumPy reads any negative size in reshape as the unknown one, like -1"
+GAMMA_UNREAD = "init_condition never reads its gamma argument (the network carries its own)"
+LOGISTIC_DEFAULT = (
+    "gradient_descent's default loss is the logistic one (test_run_batch_records_by_hand "
+    "checks the recorded loss against the logistic risk)"
+)
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_a.metrics": {
         "stable_rank": {
@@ -1292,7 +1302,30 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ): AS_FLOAT,
         },
     },
+    "paper_a.lowrank": {
+        "grad_at_zero_norm": {
+            ("X = np.asarray(X, dtype=np.float64)", "X = np.asarray(X, dtype=None)"): PROMOTED,
+            ("X = np.asarray(X, dtype=np.float64)", "X = np.asarray(X, )"): PROMOTED,
+            ("y = np.asarray(y, dtype=np.float64)", "y = np.asarray(y, dtype=None)"): PROMOTED,
+            ("y = np.asarray(y, dtype=np.float64)", "y = np.asarray(y, )"): PROMOTED,
+        },
+    },
     "paper_a.onestep": {
+        "run_batch": {
+            (
+                "omega = torch.as_tensor(np.asarray(omega, dtype=np.float64).reshape(-1))",
+                "omega = torch.as_tensor(np.asarray(omega, dtype=np.float64).reshape(-2))",
+            ): NEGATIVE_RESHAPE,
+            (
+                "lr = torch.as_tensor(np.asarray(lr, dtype=np.float64).reshape(-1))",
+                "lr = torch.as_tensor(np.asarray(lr, dtype=np.float64).reshape(-2))",
+            ): NEGATIVE_RESHAPE,
+            (
+                "realized = lowrank.init_condition(s.net, W0, X, y, lr=lr, gamma=s.gamma, eps=eps)",
+                "realized = lowrank.init_condition(s.net, W0, X, y, lr=lr, gamma=None, eps=eps)",
+            ): GAMMA_UNREAD,
+            ('loss="logistic",', ""): LOGISTIC_DEFAULT,
+        },
         "Setup.init_over_step": {
             ("np.asarray(omega, dtype=np.float64)", "np.asarray(omega, dtype=None)"): AS_FLOAT,
             ("np.asarray(omega, dtype=np.float64)", "np.asarray(omega, )"): AS_FLOAT,

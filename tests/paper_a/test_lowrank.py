@@ -169,3 +169,155 @@ def test_steps_to_reach_a_target_already_met():
     assert lowrank.steps_to_reach(0.5, 0.7, 0.0) == 1.0
     assert lowrank.steps_to_reach(0.5, 0.25, 0.0) == math.inf
     assert lowrank.steps_to_reach(0.5, 0.25, 0.5) == pytest.approx(5.0)
+
+
+# --- hand computations of the stated formulas, boundaries and defaults ---------------------------
+
+# delta = 2 exp(-2) makes the deviation t = sqrt(2 log(2/delta)) exactly 2
+DELTA_T2 = 2.0 * math.exp(-2.0)
+
+
+def test_gaussian_stable_rank_lower_by_hand():
+    """``((sqrt(md) - 1 - t) / (sqrt m + sqrt d + t))^2`` at m = 16, d = 9, t = 2 is 1; 0 when
+    the Frobenius lower bound ``sqrt(md) - 1 - t`` is negative."""
+    assert lowrank.gaussian_stable_rank_lower(16, 9, DELTA_T2) == pytest.approx(1.0, rel=1e-12)
+    # m = 64, d = 36, t = 2: (48 - 3)^2 / (8 + 6 + 2)^2 = 2025 / 256
+    assert lowrank.gaussian_stable_rank_lower(64, 36, DELTA_T2) == pytest.approx(
+        2025 / 256, rel=1e-12
+    )
+    # m = d = 1: sqrt(md) - 1 - t = -2 < 0, the Frobenius bound says nothing: the bound is 0
+    assert lowrank.gaussian_stable_rank_lower(1, 1, DELTA_T2) == 0.0
+
+
+def _consts_r3_h2():
+    """R_max = 3, H = 2 (the other constants play no part in init_bound)."""
+    return lowrank.DataConstants(n=2, R_min=1.0, R_max=3.0, p=0.0, gamma=0.5, H=2.0)
+
+
+def test_init_bound_by_hand():
+    """Our (A2) at m = 16, d = 9, t = 2 (S = 9, F = 14), R_max = 3, H = 2: ``omega_f =
+    1/(50 R_max S) = 1/1350``; ``lip = R_max^2 S (1/4 + H/(2 sqrt m)) = 81/2`` and
+    ``omega_step = eps lr grad0 / (F + lr lip) = 0.25 / 34.25 = 1/137`` (eps = lr = 1/2)."""
+    b = lowrank.init_bound(16, 9, _consts_r3_h2(), 0.5, grad0=1.0, eps=0.5, delta=DELTA_T2)
+    assert b.omega_f == pytest.approx(1 / 1350, rel=1e-12)
+    assert b.omega_step == pytest.approx(1 / 137, rel=1e-12)
+    assert b.omega == pytest.approx(1 / 1350, rel=1e-12)
+    # the record keeps the eps and delta it was computed for
+    assert b.eps == 0.5 and b.delta == DELTA_T2
+
+
+def test_init_bound_defaults_and_eps_boundaries():
+    """The defaults are eps = 0.05, delta = 1e-3; eps must lie in the open interval (0, 1)."""
+    c = _consts_r3_h2()
+    default = lowrank.init_bound(16, 9, c, 0.5, grad0=1.0)
+    assert default == lowrank.init_bound(16, 9, c, 0.5, grad0=1.0, eps=0.05, delta=1e-3)
+    assert default.eps == 0.05 and default.delta == 1e-3
+    with pytest.raises(ValueError, match=r"^eps must lie in \(0, 1\), got 0\.0$"):
+        lowrank.init_bound(16, 9, c, 0.5, grad0=1.0, eps=0.0)
+    with pytest.raises(ValueError, match=r"^eps must lie in \(0, 1\), got 1\.0$"):
+        lowrank.init_bound(16, 9, c, 0.5, grad0=1.0, eps=1.0)
+
+
+def test_trajectory_bound_by_hand():
+    """``((sqrt(s) + eta)/(1 - eta))^2`` at gamma = 1/2, rho = 0.6, eps = 0.1: ``s = 16``,
+    ``eta = 0.1 * 2 / (0.5 * 0.9) = 4/9``, bound ``((4 + 4/9) / (5/9))^2 = 64``; ``inf`` once
+    ``eta >= 1`` (here eta = 1 and eta = 3/2 at gamma = 1, rho = 0)."""
+    assert lowrank.trajectory_bound(0.5, 0.6, 0.1) == pytest.approx(64.0, rel=1e-12)
+    assert lowrank.trajectory_bound(0.5, 0.6, 0.0) == pytest.approx(16.0, rel=1e-12)  # s
+    assert math.isinf(lowrank.trajectory_bound(1.0, 0.0, 0.5))  # eta = 0.5 / 0.5 = 1
+    assert math.isinf(lowrank.trajectory_bound(1.0, 0.0, 0.6))  # eta = 0.6 / 0.4 = 3/2
+
+
+def test_step1_lower_bound_by_hand():
+    """``((||W0||_F - s)/(||W0||_2 + s))^2``, ``s = lr ||G||_F``: W0 = diag(3, 4) (norms 5 and 4),
+    ||G||_F = 1, lr = 1/3 gives (14/13)^2; lr = 6 (s > ||W0||_F) gives 0."""
+    W0 = torch.diag(torch.tensor([3.0, 4.0], dtype=torch.float64)).expand(2, 2, 2)
+    G = torch.tensor([[0.6, 0.0], [0.0, 0.8]], dtype=torch.float64).expand(2, 2, 2)
+    lower = lowrank.step1_lower_bound(W0, G, [1 / 3, 6.0])
+    np.testing.assert_allclose(lower, [(14 / 13) ** 2, 0.0], rtol=1e-13, atol=0)
+    single = lowrank.step1_lower_bound(W0[0], G[0], 1 / 3)
+    np.testing.assert_allclose(single, [(14 / 13) ** 2], rtol=1e-13, atol=0)
+
+
+# --- init_condition against an independent computation (explicit network, autograd) ---------------
+
+
+def _f_explicit(W, X, gamma):
+    """Paper A, eq. (2) with a_j = +-1/sqrt(m) (m/2 each) and the smoothed leaky ReLU
+    ``phi(z) = gamma z + (1 - gamma) log((1 + e^z)/2)``: shape (..., n)."""
+    m = W.shape[-2]
+    a = torch.cat([torch.ones(m // 2), -torch.ones(m - m // 2)]).to(W) / math.sqrt(m)
+    Z = W @ X.T
+    phi = gamma * Z + (1 - gamma) * torch.log((1 + torch.exp(Z)) / 2)
+    return torch.einsum("j,...jn->...n", a, phi)
+
+
+def _grad_autograd(W, X, y, gamma):
+    """grad of ``L(W) = (1/n) sum_i log(1 + exp(-y_i f(x_i; W)))`` by autograd."""
+    W = W.detach().clone().requires_grad_(True)
+    L = torch.log1p(torch.exp(-y * _f_explicit(W, X, gamma))).mean(dim=-1).sum()
+    (G,) = torch.autograd.grad(L, W)
+    return G
+
+
+def _fro(A):
+    """Frobenius norm over the last two axes, from its definition."""
+    return torch.sqrt((A**2).sum(dim=(-2, -1)))
+
+
+def test_init_condition_values_match_an_independent_computation():
+    """f_max = max_k |f(x_k; W0)| per configuration and the (A2)(b) ratio
+    ``(||W0||_F + lr ||grad L(W0) - grad L(0)||_F) / (lr ||grad L(0)||_F)``, with the gradients
+    by autograd of the explicit loss, for a Python-float step size 1/3."""
+    ds, X, y, net, c = _setup()
+    scale = torch.tensor([1e-3, 1e-2, 1e-1], dtype=torch.float64)
+    W0 = net.init(120, scale, seed=5, batch=3)
+    lr = 1 / 3
+    real = lowrank.init_condition(net, W0, X, y, lr=lr, gamma=0.5, eps=0.05)
+    f_max = _f_explicit(W0, X, 0.5).abs().max(dim=-1).values.numpy()
+    G = _grad_autograd(W0, X, y, 0.5)
+    G0 = _grad_autograd(torch.zeros_like(W0), X, y, 0.5)
+    ratio = ((_fro(W0) + lr * _fro(G - G0)) / (lr * _fro(G0))).numpy()
+    assert real["f_max"].shape == (3,) and real["step_ratio"].shape == (3,)
+    np.testing.assert_allclose(real["f_max"], f_max, rtol=1e-10, atol=0)
+    np.testing.assert_allclose(real["step_ratio"], ratio, rtol=1e-10, atol=0)
+    assert f_max[0] < f_max[1] < f_max[2]  # the three configurations differ
+    np.testing.assert_array_equal(real["holds"], (f_max <= 1 / 50) & (ratio <= 0.05))
+    # one configuration (m, d), not batched, gives the same numbers as in the batch
+    one = lowrank.init_condition(net, W0[1], X, y, lr=lr, gamma=0.5, eps=0.05)
+    np.testing.assert_allclose(one["f_max"], f_max[1], rtol=1e-12)
+    np.testing.assert_allclose(one["step_ratio"], [ratio[1]], rtol=1e-12)
+
+
+def test_init_condition_thresholds_are_inclusive():
+    """(A2) keeps |f(x_k; W0)| <= 1/50 and the ratio <= eps, both bounds included: with
+    leaky ReLU, a = (1, 1, -1, -1)/2 and one weight c on x_1 = e_1, f(x_1) = c/2 exactly."""
+    net = models.LeakyNetwork(2, 2, phi="leaky_relu", gamma=0.5)
+    X = torch.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], dtype=torch.float64)
+    y = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    W0 = torch.zeros((4, 4, 3), dtype=torch.float64)
+    W0[:, 0, 0] = torch.tensor([0.04, 0.0396, 0.06, 2.0], dtype=torch.float64)
+    # f_max = 1/50 (the bound itself), 0.0198 (in (1/51, 1/50)), 0.03 and 1 (above 1/50)
+    real = lowrank.init_condition(net, W0, X, y, lr=0.1, gamma=0.5, eps=1e12)
+    np.testing.assert_allclose(real["f_max"], [0.02, 0.0198, 0.03, 1.0], rtol=1e-14)
+    assert real["f_max"][0] == 1 / 50
+    np.testing.assert_array_equal(real["holds"], [True, True, False, False])
+    # eps equal to the largest realized ratio: that configuration still satisfies (b)
+    eps = float(real["step_ratio"][:2].max())
+    again = lowrank.init_condition(net, W0[:2], X, y, lr=0.1, gamma=0.5, eps=eps)
+    np.testing.assert_array_equal(again["holds"], [True, True])
+
+
+def test_lowrank_computes_on_the_device_of_w0():
+    """On PyTorch's ``meta`` device (a stand-in for a GPU, tensors without data) init_condition
+    and step1_lower_bound, given a Python-float step size, compute everything on W0's device:
+    the only failure is the final copy of the results to the host."""
+    meta = torch.device("meta")
+    net = models.LeakyNetwork(2, 2, phi="smoothed_leaky_relu", gamma=0.5)
+    W0 = torch.empty((3, 4, 5), dtype=torch.float64, device=meta)
+    X = torch.empty((2, 5), dtype=torch.float64, device=meta)
+    y = torch.empty((2,), dtype=torch.float64, device=meta)
+    with pytest.raises(NotImplementedError):  # the copy to the host, the last step
+        lowrank.init_condition(net, W0, X, y, lr=0.1, gamma=0.5, eps=0.05)
+    with pytest.raises(NotImplementedError):  # the copy to the host, the last step
+        lowrank.step1_lower_bound(W0, W0, 0.1)

@@ -5,6 +5,7 @@ proxy-PL constants and the risk rate under (A1)."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -233,3 +234,136 @@ def test_monotone_increasing_along_the_first_axis_and_without_wrap_around():
     assert onestep.monotone_increasing(v).tolist() == [True, False]
     assert onestep.monotone_increasing(v, axis=1).tolist() == [True, False, False]
     assert not onestep.monotone_increasing(np.array([3, 2, 1], dtype=np.uint8))
+
+
+def _paper_risk(W, X, y, gamma):
+    """Paper A's empirical logistic risk ``(1/n) sum_i log(1 + exp(-y_i f(x_i; W)))`` of one
+    ``W`` (m, d), its gradient by autograd and the margins ``y_i f(x_i; W)``, written out from
+    the paper (``a_j = +-1/sqrt(m)``, half each; ``phi`` the smoothed leaky ReLU)."""
+    m = W.shape[0]
+    Wt = torch.as_tensor(np.array(W, dtype=np.float64)).requires_grad_(True)
+    a = torch.tensor([1.0] * (m - m // 2) + [-1.0] * (m // 2), dtype=torch.float64) / m**0.5
+    z = torch.as_tensor(X, dtype=torch.float64) @ Wt.T
+    phi = gamma * z + (1 - gamma) * torch.log((1 + torch.exp(z)) / 2)
+    q = torch.as_tensor(y, dtype=torch.float64) * (phi @ a)
+    risk = torch.log1p(torch.exp(-q)).mean()
+    risk.backward()
+    return float(risk.detach()), Wt.grad.numpy(), q.detach().numpy()
+
+
+def test_run_batch_runs_every_step_and_records_40_log_spaced_steps_by_default(small):
+    """Without ``records``: 0, 1 and 40 log-spaced steps up to ``steps`` (rounded, unique),
+    the last one ``steps`` itself (here 1001 steps, more than the trainer's default 1000)."""
+    s = small
+    b = onestep.run_batch(s, [s.omega_A2], [s.alpha], steps=1001, seed=0, full=False)
+    logspaced = np.round(np.exp(np.linspace(0.0, math.log(1001), 40)))
+    expected = np.unique(np.concatenate([[0.0, 1.0], logspaced])).astype(int)
+    # 41 or 50 points would give other steps: the count 40 is visible
+    for other in (41, 50):
+        alt = np.unique(np.round(np.exp(np.linspace(0.0, math.log(1001), other))))
+        assert len(alt) + 1 != len(expected)
+    np.testing.assert_array_equal(b.steps, expected)
+    assert b.steps[-1] == 1001 and b.history["loss"].shape == (len(expected), 1)
+
+
+def test_run_batch_records_by_hand(small):
+    """The returned omega and lr are those given; ``spectral0`` is the largest singular value
+    of each run's own draw ``W0``; the recorded loss, margins, stable rank, Lemma E.4's log
+    loss ratio, Lemma E.3's gradient ratio and the init over the first step, at ``W0`` and at
+    ``W1 = W0 - lr grad L(W0)``, all recomputed from the paper's logistic risk by autograd."""
+    s = small
+    omega, lr = np.array([0.02, 0.02]), np.array([1e3, 3e3]) * s.alpha
+    b = onestep.run_batch(s, omega, lr, steps=1, seed=4, records=2)
+    h = b.history
+    np.testing.assert_array_equal(b.steps, [0, 1])
+    assert b.omega.shape == b.lr.shape == (2,)
+    np.testing.assert_array_equal(b.omega, omega)
+    np.testing.assert_array_equal(b.lr, lr)
+    # one draw per run from the seed: two runs at the same scale start apart
+    W0 = s.net.init(s.d, torch.as_tensor(omega), seed=4, batch=2).numpy()
+    assert b.spectral0[0] != b.spectral0[1]
+    X, y = s.X.numpy(), s.y.numpy()
+    R_max = np.linalg.norm(X, axis=1).max()
+    for k in range(2):
+        sv = np.linalg.svd(W0[k], compute_uv=False)
+        assert b.spectral0[k] == pytest.approx(sv[0], rel=1e-12)
+        assert h["stable_rank"][0, k] == pytest.approx((sv**2).sum() / sv[0] ** 2, rel=1e-10)
+        risk0, G0, _ = _paper_risk(W0[k], X, y, s.gamma)
+        fro0, gfro = np.linalg.norm(W0[k]), np.linalg.norm(G0)
+        assert b.init_over_step[k] == pytest.approx(fro0 / (lr[k] * gfro), rel=1e-10)
+        for t, W in enumerate((W0[k], W0[k] - lr[k] * G0)):
+            risk, G, q = _paper_risk(W, X, y, s.gamma)
+            g = 1 / (1 + np.exp(q))  # -l'(q) of the logistic loss
+            assert h["loss"][t, k] == pytest.approx(risk, rel=1e-10)
+            np.testing.assert_allclose(h["margins"][t, k], q, rtol=1e-9)
+            assert h["log_loss_ratio"][t, k] == pytest.approx(np.log(g.max() / g.min()), rel=1e-8)
+            ratio = np.linalg.norm(G) / (R_max * g.mean())
+            assert h["grad_bound_e3"][t, k] == pytest.approx(ratio, rel=1e-10)
+
+
+def test_run_batch_default_eps_is_five_percent(small):
+    """(A2)(b) is checked at ``eps = 0.05`` by default: at 5 times the bound the realized step
+    ratio ``(||W0||_F + lr ||grad L(W0) - grad L(0)||_F) / (lr ||grad L(0)||_F)`` (by hand) is
+    about 0.22, so (A2) fails at 0.05 and holds at eps = 0.5."""
+    s = small
+    omega = [5 * s.omega_A2]
+    runs = {
+        eps: onestep.run_batch(s, omega, [s.alpha], 1, seed=2, records=2, full=False, **kw)
+        for eps, kw in (("default", {}), (0.05, {"eps": 0.05}), (0.5, {"eps": 0.5}))
+    }
+    W0 = s.net.init(s.d, omega[0], seed=2).numpy()
+    X, y = s.X.numpy(), s.y.numpy()
+    _, G, _ = _paper_risk(W0, X, y, s.gamma)
+    _, G0, _ = _paper_risk(np.zeros_like(W0), X, y, s.gamma)
+    ratio = (np.linalg.norm(W0) + s.alpha * np.linalg.norm(G - G0)) / (s.alpha * np.linalg.norm(G0))
+    assert 0.05 < ratio < 0.5
+    for b in runs.values():
+        assert b.realized["step_ratio"][0] == pytest.approx(ratio, rel=1e-9)
+        assert b.realized["f_max"][0] < 1 / 50
+    assert not runs["default"].realized["holds"][0] and not runs[0.05].realized["holds"][0]
+    assert runs[0.5].realized["holds"][0]
+
+
+def test_run_batch_takes_scalars_and_exact_fractions_as_one_run_each(small):
+    """A scalar omega or lr (a Python float) is one run, and exact fractions are read as their
+    float values: every mix gives the run of the float lists."""
+    s = small
+    omega, lr = 3 * s.omega_A2, 2 * s.alpha
+    ref = onestep.run_batch(s, [omega], [lr], steps=2, seed=1, records=3, full=False)
+    for o, a in (
+        (omega, [lr]),
+        ([omega], lr),
+        (omega, lr),
+        ([Fraction(omega)], [Fraction(lr)]),
+    ):
+        b = onestep.run_batch(s, o, a, steps=2, seed=1, records=3, full=False)
+        assert b.omega.shape == b.lr.shape == (1,)
+        assert b.omega.dtype == b.lr.dtype == np.float64
+        assert b.omega[0] == omega and b.lr[0] == lr
+        np.testing.assert_array_equal(b.history["stable_rank"], ref.history["stable_rank"])
+        np.testing.assert_array_equal(b.init_over_step, ref.init_over_step)
+
+
+def test_run_batch_in_float32_computes_every_metric_in_float32(small):
+    """With ``dtype="float32"`` every returned quantity is computed in float32 (the run's
+    dtype, the init over the first step included) and agrees with the float64 run to float32
+    precision."""
+    s = small
+    omega, lr = np.full(2, 10 * s.omega_A2), np.full(2, s.alpha)
+    b64 = onestep.run_batch(s, omega, lr, steps=1, seed=3, records=2, full=False)
+    b32 = onestep.run_batch(s, omega, lr, steps=1, seed=3, records=2, full=False, dtype="float32")
+    for name in ("spectral0", "step1_lower", "init_over_step"):
+        got, want = getattr(b32, name), getattr(b64, name)
+        assert got.dtype == np.float32, name
+        np.testing.assert_allclose(got, want, rtol=1e-4, err_msg=name)
+    assert b32.realized["step_ratio"].dtype == np.float32
+    assert b32.history["stable_rank"].dtype == np.float32
+    np.testing.assert_allclose(b32.history["stable_rank"], b64.history["stable_rank"], rtol=1e-4)
+
+
+def test_run_batch_runs_on_the_device_asked_for(small):
+    """The runs live on ``device``: on PyTorch's data-less ``meta`` device nothing can be read
+    back, so the batch fails instead of running on the CPU."""
+    s = small
+    with pytest.raises(NotImplementedError):  # reading a meta tensor back
+        onestep.run_batch(s, [s.omega_A2], [s.alpha], steps=1, seed=0, device="meta")

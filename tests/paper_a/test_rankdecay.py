@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from twolayer.paper_a import rankdecay
+from twolayer.paper_a.models import LeakyNetwork
 
 COMMON = dict(n=10, m=4, gamma=0.1, beta=0.1, steps=5, n_test=20, records=4)
 
@@ -92,3 +94,21 @@ def test_log_slopes_by_hand_level_and_errors():
     assert out["slope"] == pytest.approx(2.0) and out["ci"] == pytest.approx([2 - half, 2 + half])
     with pytest.raises(ValueError, match="values must be"):
         rankdecay.log_slopes(x, x)
+
+
+def test_run_metrics_accuracies_by_hand_for_one_network_and_a_batch():
+    """The accuracy metrics are the fraction of points with ``sign f(x) = y``, for one network
+    ``W`` (m, d) and for a batch: with ``w_1 = e_1``, ``w_2 = e_2`` and ``a = (1, -1)/sqrt 2``,
+    ``sign f(x) = sign(x_1 - x_2)`` (leaky ReLU is increasing); swapping the rows flips it."""
+    net = LeakyNetwork(1, 1, phi="leaky_relu", gamma=0.5)
+    X = torch.tensor([[2.0, 1.0], [1.0, 2.0], [3.0, 0.0], [0.0, -1.0]], dtype=torch.float64)
+    y = torch.ones(4, dtype=torch.float64)  # x_1 - x_2 = 1, -1, 3, 1: 3 of 4 right
+    Xt = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, -3.0]], dtype=torch.float64)
+    yt = torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64)  # all 3 right
+    W = torch.eye(2, dtype=torch.float64)
+    fns = rankdecay.run_metrics(net, X, y, Xt, yt=yt)
+    assert float(fns["train_accuracy"](W)) == 0.75 and float(fns["test_accuracy"](W)) == 1.0
+    batch = torch.stack([W, W.flip(0)])  # the swapped rows: 1 of 4 and 0 of 3 right
+    np.testing.assert_array_equal(fns["train_accuracy"](batch).numpy(), [0.75, 0.25])
+    np.testing.assert_array_equal(fns["test_accuracy"](batch).numpy(), [1.0, 0.0])
+    np.testing.assert_allclose(fns["stable_rank"](batch).numpy(), [2.0, 2.0])  # orthonormal

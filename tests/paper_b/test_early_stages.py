@@ -105,3 +105,13 @@ def test_lambda_sweep_loss_grows_and_nothing_kept_at_large_lambda():
     assert L[0] <= L[1] <= L[2]
     assert rows[-1]["kept"] == 0 and rows[0]["kept"] > 0
     assert math.isfinite(rows[0]["objective"])
+
+
+def test_coverage_does_not_depend_on_the_teacher_norms():
+    """Coverage is made of angles: rescaling the teacher's rows (here to norms 2 and 3) leaves
+    the by-hand values pi/6 (in ``S_*``) and pi/3 (in ``R^3``) of the unit teacher unchanged."""
+    basis = {"basis": np.eye(3)[:, :2]}
+    t = tmod.Teacher(np.ones(2), np.diag([2.0, 3.0, 0.0])[:2], info=basis)
+    W = np.array([[math.sqrt(3), 1.0, 2.0], [0.0, -1.0, math.sqrt(3)]])
+    assert es.coverage(t, W, True) == pytest.approx(math.pi / 6, rel=1e-12)
+    assert es.coverage(t, W, False) == pytest.approx(math.pi / 3, rel=1e-12)
