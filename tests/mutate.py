@@ -23,8 +23,9 @@ change is equivalent (it cannot change a result).
 for all): their count per module, the must-kill names and the stale keys checked; ``--keys
 PATTERN`` prints the ``EQUIVALENT`` entry of each mutant whose name matches (e.g.
 ``'twolayer.paper_a.kkt.x_certify*'``), to paste with its reason; ``--resume`` continues a
-stopped run (same code and tests): only the mutants it left without a result run. mutmut's diff
-of one mutant: ``cd .mutmut && mutmut show NAME``.
+stopped run (same code and tests): only the mutants it left without a result run; ``--recheck``
+runs again only the must-kill survivors of the last run, once tests have been added to kill
+them. mutmut's diff of one mutant: ``cd .mutmut && mutmut show NAME``.
 
 Each mutant's tests run in a process forked from a server that has only imported pytest and
 collected the tests (``process_isolation = "forkserver"`` in pyproject.toml), never from the
@@ -1726,6 +1727,19 @@ def unfinished(status: dict[str, str], pats: list[str]) -> list[str]:
     )
 
 
+def must_kill_survivors(status: dict[str, str], pats: list[str]) -> list[str]:
+    """The mutants matching ``pats`` of ``MUST_KILL`` functions that survived or that no test
+    reached, by name: after tests are added, these alone need to run again (mutmut keeps the
+    other results; listed equivalents are run again too, and stay survivors)."""
+    return sorted(
+        n
+        for n, st in status.items()
+        if st in ("survived", "no tests")
+        and function_of(n)[1] in MUST_KILL.get(function_of(n)[0], ())
+        and any(fnmatch.fnmatchcase(n, p) for p in pats)
+    )
+
+
 def check_static(mutants: dict[str, Mutant], modules: list[str]) -> int:
     """Print the stale ``EQUIVALENT`` keys and unknown ``MUST_KILL`` names; their number."""
     bad = 0
@@ -1782,6 +1796,11 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="run only the mutants of the last run (.mutmut/) that have no result, then report",
     )
+    ap.add_argument(
+        "--recheck",
+        action="store_true",
+        help="run again the last run's must-kill survivors (after tests were added), then report",
+    )
     args = ap.parse_args(argv)
     unknown = [n for n in args.modules if n not in MODULES]
     if unknown:
@@ -1815,6 +1834,9 @@ def main(argv: list[str]) -> int:
     if args.resume:
         todo = unfinished(results(work, env), todo)
         print(f"resuming: {len(todo)} mutants without a result")
+    elif args.recheck:
+        todo = must_kill_survivors(results(work, env), todo)
+        print(f"rechecking: {len(todo)} surviving mutants of must-kill functions")
     if todo:
         subprocess.run(
             [sys.executable, "-m", "mutmut", "run", *extra, *todo], cwd=work, env=env, check=False

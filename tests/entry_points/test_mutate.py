@@ -219,6 +219,20 @@ def test_a_resumed_run_names_only_what_the_stopped_one_left():
     ]
 
 
+def test_a_recheck_names_only_the_must_kill_survivors():
+    status = {
+        f"{MOD}.x_certify__mutmut_1": "killed",
+        f"{MOD}.x_certify__mutmut_2": "survived",
+        f"{MOD}.x_certify__mutmut_3": "no tests",
+        f"{MOD}.x_certify__mutmut_4": "timeout",
+        f"{MOD}.x_three_point_table__mutmut_1": "survived",  # not a must-kill function
+    }
+    assert "three_point_table" not in M.MUST_KILL[MOD]
+    want = [f"{MOD}.x_certify__mutmut_2", f"{MOD}.x_certify__mutmut_3"]
+    assert M.must_kill_survivors(status, [f"{MOD}.*"]) == want
+    assert M.must_kill_survivors(status, ["twolayer.paper_b.*"]) == []
+
+
 def test_write_atomically(tmp_path):
     path = tmp_path / "summary.md"
     M.write_atomically(path, "one\n")
