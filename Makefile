@@ -124,10 +124,13 @@ lint: $(STAMP)
 # Mutation testing of every numerical module and the sweep's resume logic (tests/mutate.py):
 # every mutant of a must-kill function must make a unit test fail unless it is a listed
 # equivalent (keyed by its diff; a stale key fails); writes tests/mutation_summary.md. mutmut
-# is pinned: the keys depend on its mutations (slow: about 19,500 mutants, hours on 2 cores).
+# is pinned: the keys depend on its mutations (slow: about 19,700 mutants, hours on 2 cores).
+# A stopped run goes on with `make mutate MUTATE_ARGS=--resume`; after tests are added,
+# `MUTATE_ARGS=--recheck` runs the must-kill survivors again.
+MUTATE_ARGS ?=
 mutate: $(STAMP)
 	$(PY) -m pip install --quiet "mutmut==3.8.1"
-	$(PY) tests/mutate.py
+	$(PY) tests/mutate.py $(MUTATE_ARGS)
 
 # The benchmark (lib/twolayer/tools/bench/): the trainers against the machine's peak, the batched
 # trainer against a naive loop, Figure 1's sweep, Paper B's gradient and every notebook; prints
