@@ -509,6 +509,7 @@ PROMOTED = (
     "the other operand of X.T @ y is still made float64, and NumPy promotes this one to float64 "
     "the same way before the product: the same bits for every real input"
 )
+T_PROMOTED = "t - 1.0 makes integer or float steps float64 the same way: the same bits"
 NEGATIVE_RESHAPE = "NumPy reads any negative size in reshape as the unknown one, like -1"
 GAMMA_UNREAD = "init_condition never reads its gamma argument (the network carries its own)"
 LOGISTIC_DEFAULT = (
@@ -1304,6 +1305,10 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.lowrank": {
+        "risk_bound": {
+            ("t = np.asarray(t, dtype=np.float64)", "t = np.asarray(t, dtype=None)"): T_PROMOTED,
+            ("t = np.asarray(t, dtype=np.float64)", "t = np.asarray(t, )"): T_PROMOTED,
+        },
         "grad_at_zero_norm": {
             ("X = np.asarray(X, dtype=np.float64)", "X = np.asarray(X, dtype=None)"): PROMOTED,
             ("X = np.asarray(X, dtype=np.float64)", "X = np.asarray(X, )"): PROMOTED,
