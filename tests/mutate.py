@@ -1721,28 +1721,33 @@ def results(work: Path, env: dict) -> dict[str, str]:
 UNFINISHED = ("not checked", "check was interrupted by user")
 
 
-def unfinished(status: dict[str, str], pats: list[str]) -> list[str]:
-    """The mutants matching ``pats`` that a stopped run left without a result, by name (mutmut
-    runs every mutant of a pattern it is given again, so a resumed run names them one by
-    one). A resumed run is the same run only with the same code and tests."""
+def _named(status: dict[str, str], pats: list[str], keep) -> list[str]:
+    """The mutants matching ``pats`` whose ``keep(name, status)`` holds, sorted by name
+    (mutmut runs every mutant of a pattern it is given again, so a partial run names them
+    one by one)."""
     return sorted(
         n
         for n, st in status.items()
-        if st in UNFINISHED and any(fnmatch.fnmatchcase(n, p) for p in pats)
+        if keep(n, st) and any(fnmatch.fnmatchcase(n, p) for p in pats)
     )
+
+
+def unfinished(status: dict[str, str], pats: list[str]) -> list[str]:
+    """The mutants matching ``pats`` that a stopped run left without a result. A resumed run is
+    the same run only with the same code and tests."""
+    return _named(status, pats, lambda n, st: st in UNFINISHED)
 
 
 def must_kill_survivors(status: dict[str, str], pats: list[str]) -> list[str]:
     """The mutants matching ``pats`` of ``MUST_KILL`` functions that survived or that no test
-    reached, by name: after tests are added, these alone need to run again (mutmut keeps the
-    other results; listed equivalents are run again too, and stay survivors)."""
-    return sorted(
-        n
-        for n, st in status.items()
-        if st in ("survived", "no tests")
-        and function_of(n)[1] in MUST_KILL.get(function_of(n)[0], ())
-        and any(fnmatch.fnmatchcase(n, p) for p in pats)
-    )
+    reached: after tests are added, these alone need to run again (mutmut keeps the other
+    results; listed equivalents are run again too, and stay survivors)."""
+
+    def keep(name: str, st: str) -> bool:
+        module, function = function_of(name)
+        return st in ("survived", "no tests") and function in MUST_KILL.get(module, ())
+
+    return _named(status, pats, keep)
 
 
 def check_static(mutants: dict[str, Mutant], modules: list[str]) -> int:
@@ -1789,12 +1794,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--max-children", type=int, help="mutmut's worker processes")
     ap.add_argument("--list", action="store_true", help="generate the mutants only")
     ap.add_argument("--keys", metavar="PATTERN", help="print the entries of matching mutants")
-    ap.add_argument(
+    again = ap.add_mutually_exclusive_group()
+    again.add_argument(
         "--resume",
         action="store_true",
         help="run only the mutants of the last run (.mutmut/) that have no result, then report",
     )
-    ap.add_argument(
+    again.add_argument(
         "--recheck",
         action="store_true",
         help="run again the last run's must-kill survivors (after tests were added), then report",
