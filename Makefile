@@ -126,7 +126,9 @@ lint: $(STAMP)
 # equivalent (keyed by its diff; a stale key fails); writes tests/mutation_summary.md. mutmut
 # is pinned: the keys depend on its mutations (slow: about 19,700 mutants, hours on 2 cores).
 # A stopped run goes on with `make mutate MUTATE_ARGS=--resume`; after tests are added,
-# `MUTATE_ARGS=--recheck` runs the must-kill survivors again.
+# `MUTATE_ARGS=--recheck` runs the must-kill survivors again. `MUTATE_ARGS=--checkpoint` saves
+# a stopped run's results in tests/mutation_checkpoint.json (commit it): `--resume` in another
+# checkout of the same code goes on from there.
 MUTATE_ARGS ?=
 mutate: $(STAMP)
 	$(PY) -m pip install --quiet "mutmut==3.8.1"

@@ -17,6 +17,15 @@ change is equivalent (it cannot change a result).
   mutant of its module is *stale* and makes the run fail, naming it.
 * A run over every module (``make mutate``) writes ``tests/mutation_summary.md``: the date, the
   mutmut version and the counts per module (committed).
+* A full run takes hours (about 19,700 mutants). It can be done in parts, in different
+  checkouts: ``--checkpoint`` writes ``tests/mutation_checkpoint.json``, the result of every
+  mutant the last run finished, with the Git hashes of the code it ran (``lib/``,
+  pyproject.toml, requirements.lock); a later ``--resume`` in any checkout of the same code runs
+  only the mutants neither it nor the checkpoint has a result for, and counts both. A checkpoint
+  of other code stops the run, naming what changed. The tests are not pinned: between parts
+  they may only gain tests, as before ``--recheck`` (a result the checkpoint holds is not
+  run again). The summary of a run so completed names the commit it began at; the run that
+  completes it deletes the checkpoint.
 
 ``python tests/mutate.py [--max-children N] [MODULE ...]`` runs a subset (short names, e.g.
 ``kkt activations``); ``--list`` only generates the mutants (no test runs; about 2 CPU minutes
@@ -25,7 +34,8 @@ PATTERN`` prints the ``EQUIVALENT`` entry of each mutant whose name matches (e.g
 ``'twolayer.paper_a.kkt.x_certify*'``), to paste with its reason; ``--resume`` continues a
 stopped run (same code and tests): only the mutants it left without a result run; ``--recheck``
 runs again only the must-kill survivors of the last run, once tests have been added to kill
-them. mutmut's diff of one mutant: ``cd .mutmut && mutmut show NAME``.
+them; ``--checkpoint`` only saves the last run's results (above). mutmut's diff of one
+mutant: ``cd .mutmut && mutmut show NAME``.
 
 Each mutant's tests run in a process forked from a server that has only imported pytest and
 collected the tests (``process_isolation = "forkserver"`` in pyproject.toml), never from the
@@ -41,6 +51,7 @@ import collections
 import datetime
 import difflib
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -51,6 +62,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARY = ROOT / "tests" / "mutation_summary.md"
+CHECKPOINT = ROOT / "tests" / "mutation_checkpoint.json"
 WORK = ROOT / ".mutmut"  # mutmut's own copy of the project (its state is kept between runs)
 
 # short name -> module; every numerical module of the library (the chapters' modules are not
@@ -1627,16 +1639,28 @@ def entry(mu: Mutant, why: str = "WHY") -> str:
 
 
 def summary_text(
-    rep: Report, date: str, version: str, modules: list[str], commit: str = "unknown"
+    rep: Report,
+    date: str,
+    version: str,
+    modules: list[str],
+    commit: str = "unknown",
+    started: dict | None = None,
 ) -> str:
     """``tests/mutation_summary.md``: the counts per module of a run over every module, at
-    ``commit`` (the checkout's commit, with "+changes" when it had uncommitted changes)."""
+    ``commit`` (the checkout's commit, with "+changes" when it had uncommitted changes);
+    ``started``: the commit and date a run continued from a checkpoint began at."""
     cols = ["killed", "timeout", "survived", EQUIV, "no tests"]
+    began = (
+        f" (the run began at commit {started['commit']} on {started['date']} and was continued "
+        "from a checkpoint of the same code)"
+        if started
+        else ""
+    )
     lines = [
         "# Mutation testing: summary",
         "",
-        f"Written by `make mutate` (tests/mutate.py) on {date}, at commit {commit}, with mutmut "
-        f"{version}: every "
+        f"Written by `make mutate` (tests/mutate.py) on {date}, at commit {commit}{began}, with "
+        f"mutmut {version}: every "
         "mutant of each module run against the unit tests (`[tool.mutmut]` in pyproject.toml). "
         "*equivalent*: survived, checked by hand to be equivalent (`EQUIVALENT` in "
         "tests/mutate.py); *other*: segfault, suspicious, skipped; *must-kill left*: mutants of "
@@ -1788,6 +1812,88 @@ def mutmut_version() -> str:
         return "not installed"
 
 
+# what a mutant's result depends on beside the tests: the code mutated, mutmut's settings (and
+# the rest of pyproject.toml), the packages
+CODE = ("lib", "pyproject.toml", "requirements.lock")
+
+
+def code_hashes() -> dict[str, str]:
+    """Git's hash of each path of ``CODE`` at the checkout's commit. Stops the run if one of them
+    has uncommitted changes (a checkpoint names committed code only)."""
+
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+        return out.stdout.strip()
+
+    dirty = git("status", "--porcelain", "--", *CODE)
+    if dirty:
+        raise SystemExit(f"uncommitted changes in {' '.join(CODE)}; commit them first:\n{dirty}")
+    return {path: git("rev-parse", f"HEAD:{path}") for path in CODE}
+
+
+def checkpoint_data(
+    status: dict[str, str], code: dict[str, str], version: str, started: dict, written: dict
+) -> dict:
+    """The content of ``tests/mutation_checkpoint.json``: the finished results of ``status``
+    (``parse_results``), per function the mutant numbers of each status."""
+    results: dict[str, dict[str, list[int]]] = {}
+    for name, st in sorted(status.items(), key=lambda kv: _order(kv[0])):
+        if st in UNFINISHED:
+            continue
+        head, _, k = name.rpartition("__mutmut_")
+        results.setdefault(head, {}).setdefault(st, []).append(int(k))
+    return {
+        "about": "the results of a `make mutate` run done in parts (tests/mutate.py, --resume)",
+        "started": started,
+        "written": written,
+        "mutmut": version,
+        "code": code,
+        "results": results,
+    }
+
+
+def checkpoint_status(data: dict) -> dict[str, str]:
+    """The inverse of ``checkpoint_data``: mutant name -> status."""
+    return {
+        f"{head}__mutmut_{k}": st
+        for head, by_status in data["results"].items()
+        for st, ks in by_status.items()
+        for k in ks
+    }
+
+
+def checkpoint_text(data: dict) -> str:
+    """``checkpoint_data`` as JSON, one function's results a line."""
+    head = json.dumps({k: v for k, v in data.items() if k != "results"}, indent=1)
+    rows = ",\n".join(f"  {json.dumps(h)}: {json.dumps(r)}" for h, r in data["results"].items())
+    return head[:-2] + ',\n "results": {\n' + rows + "\n }\n}\n"
+
+
+def load_checkpoint(path: Path, code: dict[str, str], version: str) -> dict | None:
+    """The checkpoint at ``path`` (None if there is none). Stops the run if it was written for
+    other code or another mutmut, naming what differs."""
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    changed = [p for p in CODE if data["code"].get(p) != code[p]]
+    if data["mutmut"] != version:
+        changed.append(f"mutmut {data['mutmut']} -> {version}")
+    if changed:
+        raise SystemExit(
+            f"{path.name} was written at commit {data['written']['commit']} for other code "
+            f"({', '.join(changed)} changed): its results do not hold here. Delete it and run "
+            "in full, or check out that code."
+        )
+    return data
+
+
+def merged(checkpoint: dict | None, status: dict[str, str]) -> dict[str, str]:
+    """The results of the checkpoint, overridden by those ``status`` has finished."""
+    out = checkpoint_status(checkpoint) if checkpoint else {}
+    out.update({n: st for n, st in status.items() if st not in UNFINISHED})
+    return out
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", help=f"short names: {' '.join(MODULES)}")
@@ -1804,6 +1910,11 @@ def main(argv: list[str]) -> int:
         "--recheck",
         action="store_true",
         help="run again the last run's must-kill survivors (after tests were added), then report",
+    )
+    again.add_argument(
+        "--checkpoint",
+        action="store_true",
+        help=f"save the last run's results in {CHECKPOINT.name} for a later --resume; runs nothing",
     )
     args = ap.parse_args(argv)
     unknown = [n for n in args.modules if n not in MODULES]
@@ -1831,21 +1942,41 @@ def main(argv: list[str]) -> int:
         print(f"all: {len(mutants)} mutants")
         return 1 if check_static(mutants, modules) else 0
 
-    work = stage()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    full = set(modules) == set(MODULES.values())
+    today = datetime.date.today().isoformat()
+    checkpoint = None
+    if args.checkpoint or ((args.resume or args.recheck) and CHECKPOINT.exists()):
+        if not full:
+            print("a checkpoint holds a run over every module: name no module", file=sys.stderr)
+            return 2
+        code, version = code_hashes(), mutmut_version()
+        checkpoint = load_checkpoint(CHECKPOINT, code, version)
+    if args.checkpoint:
+        status = merged(checkpoint, results(WORK, env))
+        stamp = {"commit": checkout_commit(), "date": today}
+        started = checkpoint["started"] if checkpoint else stamp
+        data = checkpoint_data(status, code, version, started, stamp)
+        write_atomically(CHECKPOINT, checkpoint_text(data))
+        print(f"wrote {CHECKPOINT}: the results of {len(status)} mutants")
+        return 0
+
+    work = stage()
     extra = ["--max-children", str(args.max_children)] if args.max_children else []
     todo = patterns(modules)
     if args.resume:
-        todo = unfinished(results(work, env), todo)
+        # every mutant of the code, so that a checkout where mutmut never ran resumes too
+        done = merged(checkpoint, results(work, env))
+        todo = unfinished({n: done.get(n, "not checked") for n in generate(modules)}, todo)
         print(f"resuming: {len(todo)} mutants without a result")
     elif args.recheck:
-        todo = must_kill_survivors(results(work, env), todo)
+        todo = must_kill_survivors(merged(checkpoint, results(work, env)), todo)
         print(f"rechecking: {len(todo)} surviving mutants of must-kill functions")
     if todo:
         subprocess.run(
             [sys.executable, "-m", "mutmut", "run", *extra, *todo], cwd=work, env=env, check=False
         )
-    status = results(work, env)
+    status = merged(checkpoint, results(work, env))
     # the diffs of what mutmut ran: its copy of the sources, through its own generator
     mutants = generate(modules, work, "src")
     missing = [n for n in status if function_of(n)[0] in modules and n not in mutants]
@@ -1866,12 +1997,16 @@ def main(argv: list[str]) -> int:
     for mu in rep.killed_equivalent:
         print(f"   listed as equivalent but killed (a wrong reason, or a flaky test): {show(mu)}")
     bad = check_static(mutants, modules) + len(rep.must_kill) + bool(missing)
-    if set(modules) == set(MODULES.values()) and not rep.unchecked:
-        date = datetime.date.today().isoformat()
-        write_atomically(
-            SUMMARY, summary_text(rep, date, mutmut_version(), modules, checkout_commit())
-        )
+    if full and not rep.unchecked:
+        started = checkpoint["started"] if checkpoint else None
+        text = summary_text(rep, today, mutmut_version(), modules, checkout_commit(), started)
+        write_atomically(SUMMARY, text)
         print(f"wrote {SUMMARY}")
+        if CHECKPOINT.exists():
+            CHECKPOINT.unlink()
+            print(f"removed {CHECKPOINT}: the run it held is complete")
+    elif full:
+        print(f"{rep.unchecked} mutants have no result: --checkpoint saves the others")
     return 1 if bad else 0
 
 

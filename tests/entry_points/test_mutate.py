@@ -309,3 +309,123 @@ def test_configuration_agrees_with_the_script():
     for mod, func, _, _ in M.EQUIVALENT:
         text = (ROOT / f"lib/{mod.replace('.', '/')}.py").read_text()
         assert f"def {func.rpartition('.')[2]}(" in text, (mod, func)
+
+
+# a run done in parts: the checkpoint
+
+
+def _status(**by_number):
+    return {f"{MOD}.x_certify__mutmut_{k[1:]}": v for k, v in by_number.items()}
+
+
+CODE = {"lib": "a" * 40, "pyproject.toml": "b" * 40, "requirements.lock": "c" * 40}
+
+
+def test_a_checkpoint_keeps_the_finished_results_only():
+    status = _status(n1="killed", n2="not checked", n3="survived", n10="killed", n4="timeout")
+    status["twolayer.tools.sweep.xǁSweepǁgather__mutmut_2"] = "check was interrupted by user"
+    stamp = {"commit": "0123abcd", "date": "2026-12-03"}
+    data = M.checkpoint_data(status, CODE, "3.8.1", stamp, stamp)
+    assert data["results"] == {
+        f"{MOD}.x_certify": {"killed": [1, 10], "survived": [3], "timeout": [4]}
+    }
+    assert M.checkpoint_status(data) == _status(
+        n1="killed", n3="survived", n4="timeout", n10="killed"
+    )
+    assert M.json.loads(M.checkpoint_text(data)) == data
+
+
+def test_a_checkpoint_of_other_code_or_mutmut_stops_the_run(tmp_path):
+    stamp = {"commit": "0123abcd", "date": "2026-12-03"}
+    path = tmp_path / "checkpoint.json"
+    assert M.load_checkpoint(path, CODE, "3.8.1") is None  # none yet
+    path.write_text(M.checkpoint_text(M.checkpoint_data({}, CODE, "3.8.1", stamp, stamp)))
+    assert M.load_checkpoint(path, CODE, "3.8.1")["code"] == CODE
+    with pytest.raises(SystemExit, match=r"\(lib changed\)"):
+        M.load_checkpoint(path, {**CODE, "lib": "d" * 40}, "3.8.1")
+    with pytest.raises(SystemExit, match=r"mutmut 3\.8\.1 -> 3\.9\.0"):
+        M.load_checkpoint(path, CODE, "3.9.0")
+
+
+def test_merged_results_prefer_what_this_run_finished():
+    stamp = {"commit": "0123abcd", "date": "2026-12-03"}
+    ck = M.checkpoint_data(_status(n1="survived", n2="killed"), CODE, "3.8.1", stamp, stamp)
+    now = _status(n1="killed", n2="not checked", n3="survived")
+    assert M.merged(ck, now) == _status(n1="killed", n2="killed", n3="survived")
+    assert M.merged(None, now) == _status(n1="killed", n3="survived")
+
+
+def test_code_hashes_are_gits_and_refuse_uncommitted_code(monkeypatch, tmp_path):
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "m.py").write_text("x = 1\n")
+    for name in ("pyproject.toml", "requirements.lock"):
+        (tmp_path / name).write_text(name + "\n")
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    monkeypatch.setattr(M, "ROOT", tmp_path)
+    blob = subprocess.run(
+        ["git", "hash-object", str(tmp_path / "pyproject.toml")], capture_output=True, text=True
+    ).stdout.strip()
+    hashes = M.code_hashes()
+    assert hashes["pyproject.toml"] == blob and set(hashes) == set(M.CODE)
+    (tmp_path / "lib" / "m.py").write_text("x = 2\n")
+    with pytest.raises(SystemExit, match="uncommitted changes"):
+        M.code_hashes()
+
+
+def _run_parts(monkeypatch, tmp_path, fake, argv, before, after, commit="feedbeef"):
+    """main() with mutmut's results ``before`` and ``after`` its run, the checkpoint in
+    ``tmp_path``: (exit code, the names mutmut was asked to run or None)."""
+    mutants, _ = fake
+    monkeypatch.setattr(M, "stage", lambda: tmp_path)
+    monkeypatch.setattr(M, "WORK", tmp_path)
+    monkeypatch.setattr(M, "SUMMARY", tmp_path / "summary.md")
+    monkeypatch.setattr(M, "CHECKPOINT", tmp_path / "checkpoint.json")
+    monkeypatch.setattr(M, "MODULES", {"kkt": MOD})
+    monkeypatch.setattr(M, "generate", lambda modules, *a: mutants)
+    monkeypatch.setattr(M, "mutmut_version", lambda: "3.8.1")
+    monkeypatch.setattr(M, "code_hashes", lambda: CODE)
+    monkeypatch.setattr(M, "checkout_commit", lambda: commit)
+    ran = []
+
+    def run(cmd, **kw):
+        if "results" in cmd:
+            status = after if ran else before
+            out = "".join(f"    {k}: {v}\n" for k, v in status.items())
+            return subprocess.CompletedProcess(cmd, 0, stdout=out)
+        ran.append(cmd[cmd.index("run") + 1 :])
+        return subprocess.CompletedProcess(cmd, 0, stdout="")
+
+    monkeypatch.setattr(M.subprocess, "run", run)
+    return M.main(argv), (ran[0] if ran else None)
+
+
+def test_a_run_in_two_parts_counts_both_and_names_where_it_began(monkeypatch, tmp_path, fake):
+    mutants, status = fake
+    for n in (4, 5):
+        status[f"{MOD}.x_certify__mutmut_{n}"] = "killed"
+    names = sorted(status, key=M._order)
+    first = {n: (st if n in names[:4] else "not checked") for n, st in status.items()}
+    # part one, stopped after four mutants: saved
+    rc, ran = _run_parts(monkeypatch, tmp_path, fake, ["--checkpoint"], first, first)
+    assert rc == 0 and ran is None
+    data = M.json.loads((tmp_path / "checkpoint.json").read_text())
+    assert data["started"]["commit"] == "feedbeef" and len(M.checkpoint_status(data)) == 4
+    # part two, in a checkout where mutmut never ran: only the other three run
+    second = {n: status[n] for n in names[4:]}
+    rc, ran = _run_parts(monkeypatch, tmp_path, fake, ["--resume"], {}, second, "later")
+    assert rc == 0 and ran == names[4:]
+    summary = (tmp_path / "summary.md").read_text()
+    assert "at commit later (the run began at commit feedbeef on" in summary
+    # killed 4 (two of them in part one), timeout 1, survived 1 (a helper), equivalent 1
+    assert "| paper_a.kkt | 7 | 4 | 1 | 1 | 1 | 0 | 0 | 0 |" in summary
+    assert not (tmp_path / "checkpoint.json").exists()
+
+
+def test_a_checkpoint_needs_every_module(monkeypatch, tmp_path, fake):
+    monkeypatch.setattr(M, "MODULES", {"kkt": MOD, "sweep": "twolayer.tools.sweep"})
+    monkeypatch.setattr(M, "CHECKPOINT", tmp_path / "checkpoint.json")
+    assert M.main(["--checkpoint", "kkt"]) == 2
+    assert not (tmp_path / "checkpoint.json").exists()
