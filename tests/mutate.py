@@ -1683,7 +1683,7 @@ def summary_text(
 
 def write_atomically(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -1865,7 +1865,10 @@ def checkpoint_status(data: dict) -> dict[str, str]:
 def checkpoint_text(data: dict) -> str:
     """``checkpoint_data`` as JSON, one function's results a line."""
     head = json.dumps({k: v for k, v in data.items() if k != "results"}, indent=1)
-    rows = ",\n".join(f"  {json.dumps(h)}: {json.dumps(r)}" for h, r in data["results"].items())
+    rows = ",\n".join(
+        f"  {json.dumps(h, ensure_ascii=False)}: {json.dumps(r)}"
+        for h, r in data["results"].items()
+    )
     return head[:-2] + ',\n "results": {\n' + rows + "\n }\n}\n"
 
 
@@ -1874,7 +1877,7 @@ def load_checkpoint(path: Path, code: dict[str, str], version: str) -> dict | No
     other code or another mutmut, naming what differs."""
     if not path.exists():
         return None
-    data = json.loads(path.read_text())
+    data = json.loads(path.read_text(encoding="utf-8"))
     changed = [p for p in CODE if data["code"].get(p) != code[p]]
     if data["mutmut"] != version:
         changed.append(f"mutmut {data['mutmut']} -> {version}")
