@@ -17,7 +17,7 @@ change is equivalent (it cannot change a result).
   mutant of its module is *stale* and makes the run fail, naming it.
 * A run over every module (``make mutate``) writes ``tests/mutation_summary.md``: the date, the
   mutmut version and the counts per module (committed).
-* A full run takes hours (about 19,700 mutants). It can be done in parts, in different
+* A full run takes hours (about 19,100 mutants). It can be done in parts, in different
   checkouts: ``--checkpoint`` writes ``tests/mutation_checkpoint.json``, the result of every
   mutant the last run finished, with the Git hashes of the code it ran (``lib/``,
   pyproject.toml, requirements.lock); a later ``--resume`` in any checkout of the same code runs
