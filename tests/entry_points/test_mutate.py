@@ -21,6 +21,16 @@ sys.modules["mutate_script"] = M
 _spec.loader.exec_module(M)
 
 Span = namedtuple("Span", "start end")
+
+
+@pytest.fixture(autouse=True)
+def _no_writes_to_the_checkout(monkeypatch, tmp_path):
+    """The summary and the checkpoint of every test go to its own folder: the checkout's are
+    never written nor deleted (a completed fake run deletes the checkpoint)."""
+    monkeypatch.setattr(M, "SUMMARY", tmp_path / "summary.md")
+    monkeypatch.setattr(M, "CHECKPOINT", tmp_path / "checkpoint.json")
+
+
 MOD = "twolayer.paper_a.kkt"
 
 
