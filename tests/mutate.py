@@ -1786,13 +1786,15 @@ def check_static(mutants: dict[str, Mutant], modules: list[str]) -> int:
     return bad
 
 
+def git(*args: str) -> str:
+    """``git ARGS`` in the checkout: its output, stripped."""
+    out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
 def checkout_commit() -> str:
     """The checkout's commit (``+changes`` if the working tree differs from it), for the
     summary; ``unknown`` outside a Git checkout."""
-
-    def git(*args: str) -> str:
-        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
-        return out.stdout.strip()
 
     try:
         head = git("rev-parse", "--short=12", "HEAD")
@@ -1820,10 +1822,6 @@ CODE = ("lib", "pyproject.toml", "requirements.lock")
 def code_hashes() -> dict[str, str]:
     """Git's hash of each path of ``CODE`` at the checkout's commit. Stops the run if one of them
     has uncommitted changes (a checkpoint names committed code only)."""
-
-    def git(*args: str) -> str:
-        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True)
-        return out.stdout.strip()
 
     dirty = git("status", "--porcelain", "--", *CODE)
     if dirty:
@@ -1967,10 +1965,12 @@ def main(argv: list[str]) -> int:
     work = stage()
     extra = ["--max-children", str(args.max_children)] if args.max_children else []
     todo = patterns(modules)
+    # the diffs of what mutmut runs: its copy of the sources, through its own generator
+    mutants = generate(modules, work, "src")
     if args.resume:
         # every mutant of the code, so that a checkout where mutmut never ran resumes too
         done = merged(checkpoint, results(work, env))
-        todo = unfinished({n: done.get(n, "not checked") for n in generate(modules)}, todo)
+        todo = unfinished({n: done.get(n, "not checked") for n in mutants}, todo)
         print(f"resuming: {len(todo)} mutants without a result")
     elif args.recheck:
         todo = must_kill_survivors(merged(checkpoint, results(work, env)), todo)
@@ -1980,8 +1980,6 @@ def main(argv: list[str]) -> int:
             [sys.executable, "-m", "mutmut", "run", *extra, *todo], cwd=work, env=env, check=False
         )
     status = merged(checkpoint, results(work, env))
-    # the diffs of what mutmut ran: its copy of the sources, through its own generator
-    mutants = generate(modules, work, "src")
     missing = [n for n in status if function_of(n)[0] in modules and n not in mutants]
     missing = [n for n in missing if in_scope(*function_of(n))]
     if missing:
