@@ -524,6 +524,12 @@ PROMOTED = (
 T_PROMOTED = "t - 1.0 makes integer or float steps float64 the same way: the same bits"
 NEGATIVE_RESHAPE = "NumPy reads any negative size in reshape as the unknown one, like -1"
 GAMMA_UNREAD = "init_condition never reads its gamma argument (the network carries its own)"
+QR_LAW = (
+    "the same law: the first two columns of Q for a d x 3 Gaussian matrix are, like Q for a "
+    "d x 2 one, a uniformly random orthonormal pair; only which of the seed's draws are used "
+    "changes"
+)
+LOW_DEFAULT = "integers(4) draws from [0, 4) like integers(0, 4): the same bits"
 LOGISTIC_DEFAULT = (
     "gradient_descent's default loss is the logistic one (test_run_batch_records_by_hand "
     "checks the recorded loss against the logistic risk)"
@@ -551,6 +557,21 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ("flip = rng.random(n) < label_noise", "flip = rng.random(n) <= label_noise"): (
                 TIE_UNIFORM
             ),
+        },
+        "noisy_xor": {
+            (
+                "q, _ = np.linalg.qr(rng.standard_normal((d, 2)))",
+                "q, _ = np.linalg.qr(rng.standard_normal((d, 3)))",
+            ): QR_LAW,
+            ("idx = rng.integers(0, 4, size=n)", "idx = rng.integers(4, size=n)"): LOW_DEFAULT,
+            (
+                "X = centers[idx] + rng.standard_normal((n, d))",
+                "X = centers[idx] - rng.standard_normal((n, d))",
+            ): SYMMETRIC_NOISE,
+            (
+                "y = np.where(np.abs(X @ mu1) >= np.abs(X @ mu2), 1.0, -1.0)",
+                "y = np.where(np.abs(X @ mu1) > np.abs(X @ mu2), 1.0, -1.0)",
+            ): TIE,
         },
     },
     "paper_a.kkt": {
@@ -1247,6 +1268,14 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.hermite": {
+        "hermite_normalized": {
+            ("x = np.asarray(x, dtype=np.float64)", after): (
+                "H is allocated float64: H[1] = x and x * H[k] turn x into float64 as the cast "
+                "would, for integers, Fractions and floats of 64 bits or fewer (only an "
+                "extended-precision x, which no caller passes, would round differently)"
+            )
+            for after in ("x = np.asarray(x, dtype=None)", "x = np.asarray(x, )")
+        },
         "piecewise_linear_coefficients": {
             ("n = k_max // 2 + 2", "n = k_max // 3 + 2"): LAGUERRE_EXACT,
             ("n = k_max // 2 + 2", "n = k_max // 2 + 3"): LAGUERRE_EXACT,

@@ -185,7 +185,7 @@ def test_choice_rejects_bool_for_int_choices():
 
 @pytest.mark.parametrize("value", [1, 0, "True", None])
 def test_bool_rejects(value):
-    rejects("normalized", value, "True or False")
+    rejects("normalized", value, "True or False", f"got {value!r}")
 
 
 @pytest.mark.parametrize("value", [[3, 2], [2, 2], [1, 2], [], "2,3", 3, [2, "3"], [2, True]])

@@ -47,6 +47,7 @@ def test_shapes_dtypes_and_labels(name):
     assert (ds.n, ds.d) == (25, 6)
     assert set(np.unique(ds.y)) <= {-1.0, 1.0}
     assert ds.info["model"] == name and ds.info["seed"] == 0
+    assert (ds.info["n"], ds.info["d"]) == (25, 6)
 
 
 def test_dataset_torch_conversion():
@@ -107,7 +108,7 @@ def test_gaussian_mixture_bad_label_noise_raises(eta):
 
 
 def test_noisy_xor_needs_two_dimensions():
-    with pytest.raises(ValueError, match="d >= 2"):
+    with pytest.raises(ValueError, match=r"^noisy 2-XOR needs d >= 2$"):
         data.noisy_xor(10, 1, 0)
 
 

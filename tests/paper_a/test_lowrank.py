@@ -43,6 +43,21 @@ def test_constants_formulas():
     assert lowrank.data_constants(g, 0.5).condition_ratio > 1
 
 
+def test_default_smoothness_is_the_smoothed_leaky_relus():
+    """``data_constants``' default ``H`` is the smoothness of Section 4's activation,
+    ``sup_z |phi''(z)|`` over every leak (largest as ``gamma -> 0``), here by double autograd on
+    a grid through ``z = 0``; it enters the step bound (A1) through ``max(1, H)``."""
+    from twolayer.paper_a import activations
+
+    z = torch.linspace(-6.0, 6.0, 1201, dtype=torch.float64, requires_grad=True)
+    (d1,) = torch.autograd.grad(
+        activations.smoothed_leaky_relu(z, 1e-12).sum(), z, create_graph=True
+    )
+    (d2,) = torch.autograd.grad(d1.sum(), z)
+    X = np.array([[2.0, 0.0, 0.0], [0.0, 1.0, 0.1], [0.0, 0.0, 1.0]])
+    assert lowrank.data_constants(X, 0.5).H == pytest.approx(float(d2.abs().max()), rel=1e-9)
+
+
 def test_gaussian_stable_rank_law_and_lower_bound():
     for m, d in ((5, 400), (50, 1000), (300, 300)):
         law = lowrank.gaussian_stable_rank(m, d)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import features as feat
@@ -29,6 +30,44 @@ def test_empirical_grad_matches_finite_differences():
 
     fd = np.array([(f(v + h * e) - f(v - h * e)) / (2 * h) for e in np.eye(len(v))])
     assert np.allclose(g.flat(), fd, rtol=1e-5, atol=1e-6)
+
+
+def _autograd(net, X, y, lam):
+    """The gradient of ``(1/n) sum (f - y)^2 + lam/2 (||a||^2 + ||W||^2)`` by PyTorch's autograd
+    (whose ReLU has derivative 0 at 0)."""
+    a, W, beta = (torch.tensor(v, requires_grad=True) for v in (net.a, net.W, net.beta))
+    alpha = torch.tensor(net.alpha, dtype=torch.float64, requires_grad=True)
+    Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
+    f = torch.relu(Xt @ W.T) @ a + alpha + Xt @ beta
+    loss = ((f - yt) ** 2).mean() + lam / 2 * (a @ a + (W * W).sum())
+    loss.backward()
+    return pop.Net(a.grad.numpy(), W.grad.numpy(), float(alpha.grad), beta.grad.numpy())
+
+
+def test_empirical_grad_default_and_the_kink():
+    """Without ``lam`` there is no weight decay; at a kink (a neuron ``w_i = 0`` with
+    ``a_i != 0``, and a point with ``w_i.x = 0`` exactly) the gradient takes ReLU's derivative
+    at 0 as 0, like autograd."""
+    t = tmod.prototype(5, 0)
+    net = _net()
+    X, y = smp.draw(t, 40, 1)
+    net.W[2] = 0.0
+    net.W[3] = [0.0, 1.5, 0.0, 0.0, 0.0]
+    X[0] = [2.0, 0.0, 1.0, -1.0, 0.5]  # w_3.x_0 = 0
+    g = smp.empirical_grad(net, X, y)
+    np.testing.assert_allclose(g.flat(), _autograd(net, X, y, 0.0).flat(), rtol=1e-12, atol=1e-14)
+
+
+def test_stage1_is_one_gradient_step_in_every_parameter():
+    """Stage 1 moves ``a``, ``W``, ``alpha`` and ``beta`` by ``-eta0`` times the gradient of the
+    regularized empirical loss (autograd), at the defaults ``eta0 = lam0 = 1`` and at others."""
+    t = tmod.prototype(5, 0)
+    net0 = _net(seed=2)
+    X, y = smp.draw(t, 60, 2)
+    for kw, eta0, lam0 in (({}, 1.0, 1.0), ({"eta0": 0.3, "lam0": 0.2}, 0.3, 0.2)):
+        n1 = smp.stage1(net0, X, y, **kw)
+        expected = net0.flat() - eta0 * _autograd(net0, X, y, lam0).flat()
+        np.testing.assert_allclose(n1.flat(), expected, rtol=1e-12, atol=1e-14)
 
 
 def test_empirical_gradient_converges_to_population():
