@@ -480,14 +480,6 @@ LIKE_ONLY = (
     "like only chooses the array library and device the step runs in (NumPy without it): "
     "the networks come back as NumPy with the same numbers to rounding"
 )
-BATCH_INFERRED = (
-    "teacher_arrays reads the batch from the teachers: one teacher is kept once and broadcast "
-    "over the batch, a list gives its own length"
-)
-DIM_INFERRED = (
-    "each teacher has its network's dimension, so the largest teacher's dimension, "
-    "teacher_arrays' default, is the batch's padded one"
-)
 LAGUERRE_EXACT = (
     "an n-point Gauss-Laguerre rule is exact to degree 2n - 1 in u, and the integrands have "
     "degree at most k_max / 2: any n >= k_max / 4 + 1 gives the coefficients to rounding"
@@ -530,6 +522,11 @@ QR_LAW = (
     "changes"
 )
 LOW_DEFAULT = "integers(4) draws from [0, 4) like integers(0, 4): the same bits"
+TRANSPOSE_2D = "for a 2-D Xn, np.swapaxes(Xn, -1, -2) is Xn.T: the same Xt either way"
+LOG_ELL_2D = (
+    "log_ell is (B, n) for every input the loop accepts (a 3-D one fails at the weight update): "
+    "axis 1 is axis -1"
+)
 LOGISTIC_DEFAULT = (
     "gradient_descent's default loss is the logistic one (test_run_batch_records_by_hand "
     "checks the recorded loss against the logistic risk)"
@@ -557,6 +554,17 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ("flip = rng.random(n) < label_noise", "flip = rng.random(n) <= label_noise"): (
                 TIE_UNIFORM
             ),
+        },
+        "constructed_gram": {
+            ("norms = rng.uniform(lo, hi, size=n) if hi > lo else np.full(n, lo)", after): (
+                "the same law: hi >= lo is validated, and uniform(lo, lo) is lo exactly, like "
+                "np.full; it only uses n of the seed's draws first, so the signs, frame and labels "
+                "come from later draws of the same stream (every caller has lo < hi)"
+            )
+            for after in (
+                "norms = rng.uniform(lo, hi, size=n) if (hi > lo) or True else np.full(n, lo)",
+                "norms = rng.uniform(lo, hi, size=n) if hi >= lo else np.full(n, lo)",
+            )
         },
         "noisy_xor": {
             (
@@ -943,6 +951,24 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.assumptions": {
+        "_norms_and_p": {
+            (
+                "p = float((np.abs(G) * (1 - np.eye(G.shape[0]))).max())",
+                "p = float((np.abs(G) * (1 - np.eye(G.shape[1]))).max())",
+            ): (
+                "G is always a square Gram matrix (every caller passes an n x n one: "
+                "block @ block.T sums, A @ A.T or their sum): both sides are n"
+            ),
+        },
+        "_wishart_gram_stats": {
+            (
+                "if h < n or (aniso and d - h < n):",
+                "if h < n or (aniso and d + h < n):",
+            ): (
+                "the second clause never decides: h = d // 2 <= d - h <= d + h, so once h >= n "
+                "both d - h < n and d + h < n are false, and h < n decides alone"
+            ),
+        },
         "gram_statistics": {
             (
                 "X = np.asarray(X, dtype=np.float64)",
@@ -1259,6 +1285,38 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.flow": {
+        "_numpy_flow": {
+            ("a = net.a(W).numpy()", "a = net.a(None).numpy()"): (
+                "the NumPy loop runs only for float64 CPU weights (_numpy_ok), where net.a(W) and "
+                "net.a(None) are the same stored float64 CPU tensor"
+            ),
+            ("shared = Xn.ndim == 2", "shared = None"): TRANSPOSE_2D,
+            (
+                "Xt = Xn.T if shared else np.swapaxes(Xn, -1, -2)",
+                "Xt = Xn.T if (shared) and False else np.swapaxes(Xn, -1, -2)",
+            ): TRANSPOSE_2D,
+            ("for t in range(steps + 1):", "for t in range(steps + 2):"): (
+                "the loop breaks at t == steps: t = steps + 1 is never reached"
+            ),
+            (
+                "mx = log_ell.max(axis=-1, keepdims=True)",
+                "mx = log_ell.max(axis=+1, keepdims=True)",
+            ): LOG_ELL_2D,
+            (
+                "lse = mx + np.log(np.exp(log_ell - mx).sum(axis=-1, keepdims=True))",
+                "lse = mx + np.log(np.exp(log_ell - mx).sum(axis=+1, keepdims=True))",
+            ): LOG_ELL_2D,
+            (
+                "finite = np.isfinite(hist[t]) & np.isfinite(Wn).reshape(B, -1).all(axis=1)",
+                "finite = np.isfinite(hist[t]) & np.isfinite(Wn).reshape(B, -2).all(axis=1)",
+            ): NEGATIVE_RESHAPE,
+        },
+        "log_flow_time": {
+            (
+                "out[1:] = np.logaddexp.accumulate(terms[:-1], axis=0)",
+                "out[1:] = np.logaddexp.accumulate(terms[:-1], )",
+            ): "accumulate's axis defaults to 0: the same call",
+        },
         "rate_slopes": {
             ("s = np.asarray(s, dtype=float)", "s = np.asarray(s, dtype=None)"): AS_FLOAT,
             ("s = np.asarray(s, dtype=float)", "s = np.asarray(s, )"): AS_FLOAT,
@@ -1393,22 +1451,33 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 "b = NetBatch.from_nets(nets0, None)",
             ): LIKE_ONLY,
             ("b = NetBatch.from_nets(nets0, like)", "b = NetBatch.from_nets(nets0, )"): LIKE_ONLY,
-            (
-                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=b.W.shape[-1])",
-                "ta = teacher_arrays(teachers, like=b.W, batch=None, d=b.W.shape[-1])",
-            ): BATCH_INFERRED,
-            (
-                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=b.W.shape[-1])",
-                "ta = teacher_arrays(teachers, like=b.W, d=b.W.shape[-1])",
-            ): BATCH_INFERRED,
-            (
-                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=b.W.shape[-1])",
-                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=None)",
-            ): DIM_INFERRED,
-            (
-                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), d=b.W.shape[-1])",
-                "ta = teacher_arrays(teachers, like=b.W, batch=len(nets0), )",
-            ): DIM_INFERRED,
+        },
+        "stage3_batched": {
+            **{
+                (
+                    "vals = to_numpy(xp.stack(rec_vals)) if rec_vals else np.zeros((0, 3, B))",
+                    after,
+                ): (
+                    "the else branch runs only for epochs = 0, when rec_meta is empty too (both "
+                    "grow together): vals is then never read nor returned, whatever its shape"
+                )
+                for after in (
+                    "vals = to_numpy(xp.stack(rec_vals)) if rec_vals else np.zeros((1, 3, B))",
+                    "vals = to_numpy(xp.stack(rec_vals)) if rec_vals else np.zeros((0, 4, B))",
+                )
+            },
+        },
+    },
+    "paper_b.fits": {
+        "bootstrap": {
+            ('return Estimate(value, float("inf"), -float("inf"), float("inf"), reps)', after): (
+                "float() reads 'inf' case-insensitively: the same infinity"
+            )
+            for after in (
+                'return Estimate(value, float("INF"), -float("inf"), float("inf"), reps)',
+                'return Estimate(value, float("inf"), -float("INF"), float("inf"), reps)',
+                'return Estimate(value, float("inf"), -float("inf"), float("INF"), reps)',
+            )
         },
     },
     "paper_a.xor": {

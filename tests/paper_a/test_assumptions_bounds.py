@@ -152,6 +152,78 @@ def test_wishart_gram_falls_back_to_the_data_below_n_and_is_seeded():
     assert abs(np.mean(x[0] ** 2) / 10**7 - 1) < 0.01
 
 
+@pytest.mark.parametrize(
+    "n, d, aniso, data_drawn",
+    [
+        (4, 3, 0.0, True),  # d < n: W_4(I, 3) is singular
+        (4, 4, 0.0, False),  # d == n: the smallest Wishart Bartlett draws (df >= n)
+        (4, 7, 0.0, False),  # n <= d < 2n: still one Wishart W_4(I, 7)
+        (4, 7, 0.6, True),  # d_1 = 3 < n: the first part W_4(I, 3) is singular
+        (4, 8, 0.6, False),  # d_1 == n and d - d_1 == n: both parts at the boundary
+        (4, 9, 0.6, False),  # d_1 == n exactly, d - d_1 = 5 (odd d)
+    ],
+)
+def test_wishart_gram_draws_the_data_exactly_where_a_wishart_part_is_singular(
+    n, d, aniso, data_drawn
+):
+    """Which route ``_wishart_gram_stats`` takes, at the boundaries. Bartlett's decomposition
+    draws ``W_n(I, df)`` for ``df >= n`` (``_wishart``); the isotropic Gram matrix is one
+    ``W_n(I, d)``, the two-level one ``(1 + aniso) W_n(I, d_1) + s W_n(I, d - d_1)`` with
+    ``d_1 = d // 2`` (:func:`two_level_spectrum`). Where a part has fewer than ``n`` degrees of
+    freedom the data are drawn instead: the very numbers of
+    ``_gaussian_gram_stats(n, d, seed, aniso)`` (the same seed and covariance); elsewhere the
+    Gram matrix is drawn from its law, another draw than the data's (``lemma33_sweep``: "the
+    two give different draws of the same law"), so the norms differ."""
+    seed = [11, n, d, 0]
+    norms, p = As._wishart_gram_stats(n, d, seed, aniso)
+    data_norms, data_p = As._gaussian_gram_stats(n, d, seed, aniso)
+    assert norms.shape == (n,) and np.all(norms > 0) and p >= 0
+    if data_drawn:
+        assert np.array_equal(norms, data_norms) and p == data_p
+    else:
+        assert not np.allclose(norms, data_norms)
+
+
+@pytest.mark.parametrize(
+    "n, d, draws",
+    [
+        (1, 2, 400),  # d_1 = d - d_1 = 1: one variance of each level
+        (1, 3, 400),  # d_1 = 1, d - d_1 = 2
+        (2, 5, 600),  # odd d: d_1 = 2, d - d_1 = 3; n = 2, so p = |G_12|
+        (5, 11, 600),  # odd d: d_1 = 5, d - d_1 = 6
+    ],
+)
+def test_wishart_gram_moments_of_the_two_level_law(n, d, draws):
+    """The moments of the anisotropic Gram matrix drawn from its law, against the data's law
+    derived by hand. With ``Sigma`` diagonal, ``d_1 = d // 2`` variances ``1 + aniso`` and
+    ``d - d_1`` variances ``s = (d - d_1 (1 + aniso)) / (d - d_1)`` (so ``tr Sigma = d``), and
+    ``x, y ~ N(0, Sigma)`` independent:
+
+    * ``E ||x||^2 = tr Sigma = d_1 (1 + aniso) + (d - d_1) s = d``, and
+      ``Var ||x||^2 = 2 tr Sigma^2`` (a sum of independent ``sigma_k chi^2(1)``);
+    * ``E <x, y>^2 = tr Sigma^2 = d_1 (1 + aniso)^2 + (d - d_1) s^2`` (given ``y``,
+      ``<x, y> ~ N(0, y' Sigma y)``), and ``E <x, y>^4 = 3 E (y' Sigma y)^2
+      = 3 ((tr Sigma^2)^2 + 2 tr Sigma^4)``, so ``Var <x, y>^2 = 2 (tr Sigma^2)^2 + 6 tr Sigma^4``.
+
+    Monte Carlo over ``draws`` seeded draws (``n`` independent squared norms each; for
+    ``n = 2``, ``p^2 = <x_1, x_2>^2``), each mean within 5 standard errors. Odd ``d`` and
+    ``d_1 = 1`` or ``d - d_1 = 1`` are where a wrong split or a wrong level would show."""
+    aniso = 0.9
+    d1 = d // 2
+    s = (d - d1 * (1 + aniso)) / (d - d1)
+    tr1 = d1 * (1 + aniso) + (d - d1) * s
+    tr2 = d1 * (1 + aniso) ** 2 + (d - d1) * s**2
+    tr4 = d1 * (1 + aniso) ** 4 + (d - d1) * s**4
+    assert tr1 == pytest.approx(d)
+    out = [As._wishart_gram_stats(n, d, [13, k], aniso) for k in range(draws)]
+    sq = np.concatenate([norms**2 for norms, _ in out])
+    assert abs(sq.mean() - d) < 5 * math.sqrt(2 * tr2 / sq.size)
+    if n == 2:
+        p2 = np.array([p for _, p in out]) ** 2
+        var = 2 * tr2**2 + 6 * tr4
+        assert abs(p2.mean() - tr2) < 5 * math.sqrt(var / p2.size)
+
+
 def test_lemma33_sweep_gram_choice():
     rows_c = As.lemma33_sweep([4], None, 3, 0.9, seed=0, dims={4: [50]})
     rows_w = As.lemma33_sweep([4], None, 3, 0.9, seed=0, dims={4: [50]}, gram="wishart")

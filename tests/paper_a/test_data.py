@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -334,3 +335,113 @@ def test_nearly_orthogonal_norms_concentrate_like_lemma_33():
     ds = data.nearly_orthogonal(n, d, 3)
     dev = np.abs(np.linalg.norm(ds.X, axis=1) - math.sqrt(d)).max()
     assert dev <= 1 / math.sqrt(d) + math.sqrt(2 * math.log(2 * n / 1e-6))
+
+
+# --- constructed_gram -----------------------------------------------------------------------------
+
+
+def _measured_gap(X: np.ndarray, gamma: float) -> tuple[float, float]:
+    """``(n / n_max, p)`` of Theorem 3.2's assumption measured on the rows of ``X`` by hand:
+    ``p = max_{i != j} |<x_i, x_j>|``, ``n_max = gamma^3 R_min^4 / (3 p R_max^2)``."""
+    G = X @ X.T
+    n = G.shape[0]
+    norms = np.sqrt(np.diag(G))
+    p = np.abs(G[~np.eye(n, dtype=bool)]).max()
+    n_max = gamma**3 * norms.min() ** 4 / (3 * p * norms.max() ** 2)
+    return n / n_max, p
+
+
+def test_constructed_gram_default_meets_the_assumption_with_gap_09():
+    """Called without ``ratio``, the data meet Theorem 3.2's assumption (the module's promise)
+    with ``n / n_max = 0.9``, the gap of the gradient-flow page, measured by hand on ``X``."""
+    gamma = 0.5
+    ds = data.constructed_gram(8, 12, seed=0, gamma=gamma)
+    gap, _ = _measured_gap(ds.X, gamma)
+    assert gap == pytest.approx(0.9, rel=1e-9)
+    assert gap <= 1
+    norms = np.linalg.norm(ds.X, axis=1)  # the default norm range [1, 1.2]
+    assert norms.min() >= 1 - 1e-12 and norms.max() <= 1.2 + 1e-12
+
+
+def test_constructed_gram_record():
+    """The record names the model and its arguments, and ``c`` is the common absolute value of
+    the off-diagonal inner products of the returned points (measured on ``X X^T``), which is
+    ``ratio gamma^3 R_min^4 / (3 n R_max^2)`` with the measured norms (the docstring)."""
+    n, d, seed, gamma, ratio = 6, 10, 5, 0.8, 0.7
+    ds = data.constructed_gram(n, d, seed, gamma, ratio=ratio)
+    assert set(ds.info) == {"model", "n", "d", "seed", "gamma", "ratio", "c"}
+    assert ds.info["model"] == "constructed_gram"
+    assert (ds.info["n"], ds.info["d"], ds.info["seed"]) == (n, d, seed)
+    assert (ds.info["gamma"], ds.info["ratio"]) == (gamma, ratio)
+    G = ds.X @ ds.X.T
+    off = np.abs(G[~np.eye(n, dtype=bool)])
+    assert np.allclose(off, ds.info["c"], rtol=1e-10, atol=0)
+    norms = np.sqrt(np.diag(G))
+    c = ratio * gamma**3 * norms.min() ** 4 / (3 * n * norms.max() ** 2)
+    assert ds.info["c"] == pytest.approx(c, rel=1e-10)
+
+
+def test_constructed_gram_equal_norms():
+    """``norm_range = (r, r)`` is allowed (``lo <= hi``): every point then has norm ``r`` and
+    ``c = ratio gamma^3 r^2 / (3 n)``, read off ``X X^T``; the gap is still ``ratio``."""
+    n, r, gamma, ratio = 5, 1.5, 0.6, 0.8
+    ds = data.constructed_gram(n, 7, 2, gamma, ratio=ratio, norm_range=(r, r))
+    assert np.allclose(np.linalg.norm(ds.X, axis=1), r, rtol=1e-12, atol=0)
+    gap, p = _measured_gap(ds.X, gamma)
+    assert p == pytest.approx(ratio * gamma**3 * r**2 / (3 * n), rel=1e-10)
+    assert gap == pytest.approx(ratio, rel=1e-9)
+
+
+GRAM_Y_MESSAGE = "y must be a vector of n entries in {-1, +1}"
+
+
+@pytest.mark.parametrize(
+    "args,kwargs,message",
+    [
+        ((0, 4, 0, 0.5), {}, "n must be a positive integer, got 0"),
+        ((3, 0, 0, 0.5), {}, "d must be a positive integer, got 0"),
+        ((5, 4, 0, 0.5), {}, "constructed_gram needs d >= n, got d=4 < n=5"),
+        ((3, 4, 0, 0.0), {}, "gamma must lie in (0, 1], got 0.0"),
+        ((3, 4, 0, -0.1), {}, "gamma must lie in (0, 1], got -0.1"),
+        ((3, 4, 0, 1.5), {}, "gamma must lie in (0, 1], got 1.5"),
+        (
+            (3, 4, 0, 0.5),
+            {"norm_range": (0.0, 1.0)},
+            "norm_range must satisfy 0 < lo <= hi, got (0.0, 1.0)",
+        ),
+        (
+            (3, 4, 0, 0.5),
+            {"norm_range": (1.2, 1.0)},
+            "norm_range must satisfy 0 < lo <= hi, got (1.2, 1.0)",
+        ),
+        ((3, 4, 0, 0.5), {"ratio": 0.0}, "ratio must be positive, got 0.0"),
+        ((3, 4, 0, 0.5), {"ratio": -1.0}, "ratio must be positive, got -1.0"),
+        ((3, 4, 0, 0.5), {"y": np.array([1.0, -1.0])}, GRAM_Y_MESSAGE),
+        ((3, 4, 0, 0.5), {"y": np.array([1.0, 0.0, -1.0])}, GRAM_Y_MESSAGE),
+        ((3, 4, 0, 0.5), {"y": np.ones((3, 1))}, GRAM_Y_MESSAGE),
+    ],
+)
+def test_constructed_gram_bad_arguments_raise(args, kwargs, message):
+    """Each bad argument raises with the whole message, naming the parameter and its value (the
+    bounds are ``0 < gamma <= 1``, ``0 < lo <= hi``, ``ratio > 0``, ``d >= n``)."""
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        data.constructed_gram(*args, **kwargs)
+
+
+def test_constructed_gram_not_positive_definite_names_the_configuration():
+    """At ``ratio = 1e6`` (``gamma = 1/2``, ``n = 5``, norms in ``[1, 1.2]``) the off-diagonal
+    ``c >= 1e6 / (8 * 15 * 1.44) > 5000`` exceeds every ``||x_i|| ||x_j|| <= 1.44``, so a 2 x 2
+    principal minor of the Gram matrix is negative whatever the signs: no such points exist and
+    the message names the ratio and n."""
+    msg = "the Gram matrix is not positive definite for ratio=1000000.0 (n=5)"
+    with pytest.raises(ValueError, match="^" + re.escape(msg) + "$"):
+        data.constructed_gram(5, 9, 1, 0.5, ratio=1e6)
+
+
+def test_constructed_gram_given_labels_used_as_float64():
+    """Given labels are returned as given (two different label vectors each come back
+    unchanged, so they are not drawn), as float64 even when given as integers."""
+    for y in ([1, -1, -1, 1, 1], [-1, -1, 1, 1, -1]):
+        ds = data.constructed_gram(5, 6, 3, 0.5, y=y)
+        assert ds.y.dtype == np.float64
+        assert np.array_equal(ds.y, np.array(y, dtype=np.float64))

@@ -25,6 +25,34 @@ def test_log_flow_time_is_riemann_sum():
     assert t[0, 0] == 0 and np.allclose(t[1:, 0], [0.1, 0.1 + 0.2])
 
 
+def test_log_flow_time_of_integer_float32_and_table_inputs():
+    """``t_k = sum_{j<k} lr_b / L_jb`` in each column (configuration; steps down the first
+    axis), against a direct sum (``math.fsum`` of ``lr_b e^{-log L_jb}``), to 1e-14 in
+    ``log t``: for log-losses given as a list of ints, steps given in float32 (one per
+    configuration, or one number; their values exactly, not their logarithm rounded to
+    float32 again), and the same log-losses as a pandas table of a nullable integer dtype
+    (which NumPy reads as an array of objects)."""
+    import pandas as pd
+
+    log_loss = [[0, 1], [-1, 3], [-2, -5], [2, 0]]
+
+    def direct(lr):
+        lr = np.broadcast_to(np.asarray(lr, dtype=np.float64), (2,))
+        out = np.full((4, 2), -np.inf)
+        for b in range(2):
+            for k in range(1, 4):
+                terms = [float(lr[b]) * math.exp(-log_loss[j][b]) for j in range(k)]
+                out[k, b] = math.log(math.fsum(terms))
+        return out
+
+    lr32 = np.array([0.1, 0.3], dtype=np.float32)
+    for lr in (lr32, np.float32(0.1), 2):
+        np.testing.assert_allclose(flow.log_flow_time(log_loss, lr), direct(lr), rtol=0, atol=1e-14)
+    table = pd.DataFrame(log_loss, dtype="Int64")
+    assert np.asarray(table).dtype == object
+    np.testing.assert_allclose(flow.log_flow_time(table, lr32), direct(lr32), rtol=0, atol=1e-14)
+
+
 def test_normalized_flow_checkpoints_and_history():
     ds = data.constructed_gram(6, 6, seed=0, gamma=0.5)
     net = models.LeakyNetwork(2, 1, gamma=0.5)
@@ -258,6 +286,99 @@ def test_numpy_loop_agrees_with_the_torch_loop(loss, monkeypatch):
     assert torch.equal(slow.W[-1], ref.W)  # the torch loop is the trainer's update exactly
     assert torch.allclose(fast.W, slow.W, rtol=1e-12, atol=0)
     assert np.allclose(fast.log_loss, slow.log_loss, rtol=1e-12, atol=1e-12)
+    # a single step comes back as a number (FlowRun.lr: a float, or an array of one per
+    # configuration), as from the torch loop
+    assert isinstance(fast.lr, float) and isinstance(slow.lr, float) and fast.lr == 0.5
+
+
+def test_numpy_loop_step_is_the_autograd_step_of_log_loss():
+    """One step of the NumPy loop is ``W_b - lr_b grad log L_b(W_b)`` in every configuration,
+    with ``grad log L`` from autograd (``log L = logsumexp(-q) - log n``, the exponential
+    loss, ``a = (1, -1)/sqrt 2``): for one data set per configuration ``(B, n, d)``, one step
+    per configuration, real labels of several magnitudes (the margins are ``y_i f(x_i)``, so
+    the gradient carries ``y_i``, not ``1/y_i``), and a configuration whose loss is over 600
+    orders of magnitude below the others' (each ``log L`` is its own log-sum-exp)."""
+    rng = np.random.default_rng(3)
+    B, n, d, gamma = 3, 4, 6, 0.5
+    net = models.LeakyNetwork(1, 1, gamma=gamma)
+    X = rng.standard_normal((B, n, d))
+    y = rng.choice([-1.0, 1.0], (B, n)) * rng.uniform(0.5, 2.0, (B, n))
+    W0 = 0.5 * rng.standard_normal((B, 2, d))
+    # configuration 1: w_1 = -w_2 = 3000 z with <z, x_i> = sign(y_i), so every margin is
+    # 3000 (1 + gamma) |y_i| / sqrt 2 > 1500: L_1 < e^-1500, next to L_0, L_2 ~ 1
+    z = np.linalg.pinv(X[1]) @ np.sign(y[1])
+    W0[1] = 3000 * np.stack([z, -z])
+    lr = np.array([0.5, 0.25, 2.0])
+    Wt, Xt, yt = torch.as_tensor(W0), torch.as_tensor(X), torch.as_tensor(y)
+    assert flow.NUMPY_LOOP and flow._numpy_ok(net, losses.get_loss("exp"), Wt, Xt)
+    run = flow.normalized_flow(net, Wt, Xt, yt, loss="exp", lr=lr, checkpoints=[1])
+
+    W = Wt.clone().requires_grad_(True)
+    a = torch.tensor([1.0, -1.0], dtype=torch.float64) / math.sqrt(2)
+    q = yt * (a @ torch.nn.functional.leaky_relu(W @ Xt.transpose(-1, -2), gamma))
+    log_L = torch.logsumexp(-q, dim=-1) - math.log(n)
+    (grad,) = torch.autograd.grad(log_L.sum(), W)
+    q, log_L = q.detach(), log_L.detach()
+    assert float(q[1].min()) > 1500 and float(log_L[1]) < -1500
+    np.testing.assert_allclose(run.log_loss[0], log_L.numpy(), rtol=1e-13)
+    expected = W0 - lr[:, None, None] * grad.numpy()
+    np.testing.assert_allclose(run.W[1].numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_numpy_loop_takes_phi_prime_one_at_the_kink():
+    """Where ``<w_j, x_i> = 0`` exactly, the step takes ``phi'(0) = 1`` (the convention of
+    :func:`twolayer.paper_a.activations.leaky_relu_grad`, which the torch loop uses): one
+    step by hand from ``W`` with both rows orthogonal to ``x_1 = e_1`` (``x_2 = e_2``,
+    labels 1, exponential loss), ``w_j + lr a_j sum_i s_i y_i phi'(<w_j, x_i>) x_i`` with
+    ``s = softmax(-q)``."""
+    gamma, lr = 0.5, 0.5
+    net = models.LeakyNetwork(1, 1, gamma=gamma)
+    X = torch.eye(2, dtype=torch.float64)
+    y = torch.ones(2, dtype=torch.float64)
+    W0 = torch.tensor([[[0.0, 1.0], [0.0, -1.0]]], dtype=torch.float64)
+    run = flow.normalized_flow(net, W0, X, y, loss="exp", lr=lr, checkpoints=[1])
+    # q_1 = f(x_1) = 0 (both neurons at the kink), q_2 = (phi(1) - phi(-1)) / sqrt 2
+    q2 = (1 + gamma) / math.sqrt(2)
+    s1, s2 = 1 / (1 + math.exp(-q2)), math.exp(-q2) / (1 + math.exp(-q2))
+    r = lr / math.sqrt(2)
+    expected = [[r * s1, 1 + r * s2], [-r * s1, -1 - gamma * r * s2]]
+    np.testing.assert_allclose(run.W[1, 0].numpy(), expected, rtol=1e-14, atol=1e-15)
+    assert run.log_loss[0, 0] == pytest.approx(math.log((1 + math.exp(-q2)) / 2), rel=1e-14)
+
+
+@pytest.mark.filterwarnings("ignore:(overflow|invalid value) encountered:RuntimeWarning")
+@pytest.mark.parametrize("numpy_loop", [True, False])
+def test_flow_reports_the_first_configuration_that_diverged(numpy_loop, monkeypatch):
+    """Configurations 1 and 2 take a step of 1e308 from ``W = 0`` on the single point
+    ``x = (2, 2)`` (label 1): by hand, step 0 has ``q = 0``, so ``W_1 = 1e308 a_j x`` (entries
+    ``+-1.41e308``, finite) whose pre-activations ``+-5.7e308`` overflow: at step 1 the loss
+    is not finite while the weights are; at step 2 the weights are NaN, and so is the loss.
+    The error names the checkpoint, the first configuration that diverged (not the healthy
+    configuration 0 before it, nor configuration 2 after it) and its loss; the NumPy loop and
+    the torch loop (the trainer's update) report the same."""
+    monkeypatch.setattr(flow, "NUMPY_LOOP", numpy_loop)
+    net = models.LeakyNetwork(1, 1, gamma=0.5)
+    X = torch.tensor([[2.0, 2.0]], dtype=torch.float64)
+    y = torch.ones(1, dtype=torch.float64)
+    W0 = torch.zeros(3, 2, 2, dtype=torch.float64)
+    W0[0] = torch.tensor([[0.3, -0.1], [0.2, 0.4]])
+    lr = np.array([0.5, 1e308, 1e308])
+    w1 = 1e308 * math.sqrt(2)  # 1e308 a_1 x_1 = 1e308 * 2 / sqrt 2
+    assert math.isfinite(w1) and math.isinf(2 * w1 * 2)  # finite weights, overflowing w.x
+    assert flow._numpy_ok(net, losses.get_loss("exp"), W0, X)
+    healthy = flow.normalized_flow(net, W0[:1], X, y, loss="exp", lr=0.5, checkpoints=[5])
+    assert np.all(np.isfinite(healthy.log_loss)) and bool(torch.isfinite(healthy.W).all())
+    for checkpoints, step in (([1], 1), ([5], 5)):  # a divergence is seen at a checkpoint
+        with pytest.raises(trainer.DivergenceError) as info:
+            flow.normalized_flow(net, W0, X, y, loss="exp", lr=lr, checkpoints=checkpoints)
+        err = info.value
+        assert (err.step, err.quantity, err.config) == (step, "loss or weights", 1)
+        assert not math.isfinite(err.value)
+        assert step == 1 or math.isnan(err.value)  # NaN weights: NaN loss
+        assert str(err).startswith(
+            f"gradient descent diverged at step {step}: loss or weights = {err.value!r} in "
+            "configuration 1;"
+        )
 
 
 def test_smoothed_activation_takes_the_torch_loop():

@@ -4,6 +4,7 @@ batched Stages 1 and 3 against Algorithm 1's per-network functions."""
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 
@@ -350,6 +351,18 @@ def test_stage3_batched_one_teacher_and_scalar_rates(stage2_nets):
         assert_trajectories_close(r, n, 1e-10)
 
 
+def test_stage3_batched_default_records_as_algorithm1(stage2_nets):
+    """Without ``record_every`` the batched Stage 3 records where ``stage3`` records without
+    it (it is ``stage3`` for ``B`` configurations, ``record_every`` included): an epoch of 60
+    steps records at its first step, at the multiples of ``stage3``'s default spacing (50)
+    and at its end, the same steps and values as ``stage3`` (to rounding)."""
+    nets, ts = stage2_nets
+    ref = alg.stage3(nets[0], ts[0], 0.02, 1, steps=60, eta=0.1)
+    [new] = gb.stage3_batched(nets[:1], ts[0], 0.02, 1, steps=60, eta=0.1)
+    assert_trajectories_close(ref, new, 1e-10)
+    assert new[1].arrays()["step"].tolist() == ref[1].arrays()["step"].tolist() == [0, 50, 60]
+
+
 def test_stage3_batched_bad_arguments(stage2_nets):
     nets, ts = stage2_nets
     with pytest.raises(ValueError, match="eta"):
@@ -361,6 +374,123 @@ def test_stage3_batched_bad_arguments(stage2_nets):
     assert gb.stage3_batched([], ts, 0.02, 1, steps=5, eta=0.1) == []
 
 
+# --- stage3_batched: arguments, bounds, mixed widths and dimensions ------------------------------
+
+
+@pytest.fixture(scope="module")
+def mixed_nets():
+    """Two tiny configurations after Stage 1, of different widths (6, 4) and input dimensions
+    (6, 4), each with its own teacher of its dimension."""
+    ts = [tmod.prototype(6, 0), tmod.random_teacher(4, 2, 3, 1)]
+    inits = [alg.symmetric_init(6, 6, 0), alg.symmetric_init(4, 4, 1)]
+    nets = [alg.stage1(n, t) for n, t in zip(inits, ts)]
+    return nets, ts
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"epochs": -1}, "epochs must be a non-negative integer, got -1"),
+        ({"epochs": True}, "epochs must be a non-negative integer, got True"),
+        ({"epochs": 2.0}, "epochs must be a non-negative integer, got 2.0"),
+        ({"steps": -1}, "steps must be a non-negative integer, got -1"),
+        ({"steps": False}, "steps must be a non-negative integer, got False"),
+        ({"steps": 3.0}, "steps must be a non-negative integer, got 3.0"),
+        ({"record_every": 0}, "record_every must be a positive integer, got 0"),
+        ({"record_every": -2}, "record_every must be a positive integer, got -2"),
+        ({"record_every": True}, "record_every must be a positive integer, got True"),
+        ({"record_every": 1.5}, "record_every must be a positive integer, got 1.5"),
+        ({"lam0": [0.02, -0.01]}, "lam0 must be positive and finite, got [0.02, -0.01]"),
+        ({"lam0": math.inf}, "lam0 must be positive and finite, got inf"),
+        ({"eta": [0.1, 0.0]}, "eta must be positive and finite, got [0.1, 0.0]"),
+        ({"eta": math.nan}, "eta must be positive and finite, got nan"),
+    ],
+)
+def test_stage3_batched_rejects_bad_arguments_by_name(mixed_nets, kwargs, message):
+    """The documented domain (``epochs`` and ``steps`` non-negative integers, ``record_every``
+    a positive integer, ``bool`` not an integer here; ``lam0`` and ``eta`` positive and finite,
+    per configuration): a value outside it raises a ``ValueError`` whose whole message names
+    the parameter, the bound it breaks and the value given."""
+    nets, ts = mixed_nets
+    args = {"lam0": 0.02, "epochs": 1, "steps": 2, "eta": 0.1, "record_every": 1} | kwargs
+    with pytest.raises(ValueError, match=rf"^{re.escape(message)}$"):
+        gb.stage3_batched(nets, ts, args.pop("lam0"), args.pop("epochs"), **args)
+
+
+@pytest.mark.parametrize("n_teachers", [1, 3])
+def test_stage3_batched_rejects_a_teacher_list_of_the_wrong_length(mixed_nets, n_teachers):
+    """A list of teachers is one per network: a list of another length (one teacher in a
+    list included, which is not "one teacher for all") raises, saying how many of each."""
+    nets, ts = mixed_nets
+    teachers = [ts[0], ts[1], ts[0]][:n_teachers]
+    message = f"{n_teachers} teachers for 2 configurations"
+    with pytest.raises(ValueError, match=rf"^{re.escape(message)}$"):
+        gb.stage3_batched(nets, teachers, 0.02, 1, steps=2, eta=0.1)
+
+
+def test_stage3_batched_bounds_of_the_domain_as_algorithm1(mixed_nets):
+    """The edges of the domain are allowed and do what ``algorithm1.stage3`` does network by
+    network: ``epochs=0`` returns copies of the input networks (equal to them, sharing no
+    memory) and an empty trajectory; ``steps=0`` leaves every network where it is and records
+    only step 0 of each epoch, at ``lambda_k = lam0 / 2^k``; ``record_every=1`` records every
+    step (0 to ``steps``)."""
+    nets, ts = mixed_nets
+    out = gb.stage3_batched(nets, ts, [0.02, 0.01], 0, steps=3, eta=0.1)
+    for net, t, (new, tr) in zip(nets, ts, out, strict=True):
+        ref = alg.stage3(net, t, 0.02, 0, steps=3, eta=0.1)
+        assert_trajectories_close(ref, (new, tr), 0.0)
+        assert new is not net and new.W.shape == net.W.shape
+        assert np.array_equal(new.flat(), net.flat())
+        assert not any(np.shares_memory(x, y) for x, y in [(new.a, net.a), (new.W, net.W)])
+        assert not np.shares_memory(new.beta, net.beta)
+        assert all(len(v) == 0 for v in tr.arrays().values())
+        assert tr.nets == tr.snapshots == tr.starts == []
+    out = gb.stage3_batched(nets, ts, [0.02, 0.01], 2, steps=0, eta=0.1)
+    for net, t, lam0, (new, tr) in zip(nets, ts, [0.02, 0.01], out, strict=True):
+        assert_trajectories_close(alg.stage3(net, t, lam0, 2, steps=0, eta=0.1), (new, tr), 1e-12)
+        assert np.array_equal(new.flat(), net.flat())
+        A = tr.arrays()
+        assert A["epoch"].tolist() == [0, 1] and A["step"].tolist() == [0, 0]
+        assert A["lam"].tolist() == [lam0, lam0 / 2]
+    out = gb.stage3_batched(nets, ts, 0.02, 1, steps=3, eta=0.1, record_every=1)
+    for net, t, new in zip(nets, ts, out, strict=True):
+        ref = alg.stage3(net, t, 0.02, 1, steps=3, eta=0.1, record_every=1)
+        assert_trajectories_close(ref, new, 1e-10)
+        assert new[1].arrays()["step"].tolist() == [0, 1, 2, 3]
+
+
+def test_stage3_batched_mixed_widths_and_dimensions_as_algorithm1(mixed_nets):
+    """Networks of different widths and input dimensions in one batch (padded inside), each
+    with its own teacher, and networks of different widths sharing one teacher given once:
+    every network and trajectory is ``algorithm1.stage3`` run on that network alone, with its
+    own width and dimension."""
+    nets, ts = mixed_nets
+    shared = [alg.symmetric_init(4, 4, 2), alg.symmetric_init(4, 8, 3)]
+    for batch, teachers in ((nets, ts), (shared, ts[1])):
+        tlist = teachers if isinstance(teachers, list) else [teachers] * len(batch)
+        new = gb.stage3_batched(batch, teachers, 0.02, 2, steps=3, eta=0.1, record_every=2)
+        for net, t, got in zip(batch, tlist, new, strict=True):
+            ref = alg.stage3(net, t, 0.02, 2, steps=3, eta=0.1, record_every=2)
+            assert got[0].W.shape == net.W.shape and got[0].beta.shape == net.beta.shape
+            assert_trajectories_close(ref, got, 1e-10)
+
+
+def test_stage3_batched_teacher_of_lower_dimension_is_embedded(mixed_nets):
+    """A teacher on ``R^4`` for networks on ``R^6`` is the teacher padded with zero input
+    coordinates (its neurons lie in the first four coordinates of ``R^6``; the docstring of
+    ``NetBatch``: padding changes no number): the batched run equals ``algorithm1.stage3``
+    against that explicitly embedded ``R^6`` teacher."""
+    nets, ts = mixed_nets
+    t4 = ts[1]
+    t6 = tmod.Teacher(t4.a, np.hstack([t4.W, np.zeros((t4.m, 2))]))
+    batch = [nets[0], alg.symmetric_init(6, 4, 5)]
+    new = gb.stage3_batched(batch, t4, 0.02, 1, steps=3, eta=0.1, record_every=2)
+    for net, got in zip(batch, new, strict=True):
+        ref = alg.stage3(net, t6, 0.02, 1, steps=3, eta=0.1, record_every=2)
+        assert got[0].W.shape == net.W.shape
+        assert_trajectories_close(ref, got, 1e-10)
+
+
 def test_stage1_batched_matches_algorithm1():
     ts = [tmod.prototype(6, 0), tmod.random_teacher(6, 2, 3, 1)]
     inits = [alg.symmetric_init(6, 10, 0), alg.symmetric_init(6, 8, 1)]
@@ -369,6 +499,31 @@ def test_stage1_batched_matches_algorithm1():
         for n0, t, n1 in zip(inits, ts, new):
             r = alg.stage1(n0, t)
             assert np.abs(r.flat() - n1.flat()).max() <= 1e-12 * np.abs(r.flat()).max()
+
+
+@pytest.mark.parametrize("n_teachers", [1, 3])
+def test_stage1_batched_rejects_a_teacher_list_of_the_wrong_length(n_teachers):
+    """As in Stage 3: a list of teachers is one per network, and a list of another length
+    raises, saying how many of each."""
+    ts = [tmod.prototype(6, 0), tmod.random_teacher(6, 2, 3, 1)]
+    inits = [alg.symmetric_init(6, 6, 0), alg.symmetric_init(6, 4, 1)]
+    teachers = [ts[0], ts[1], ts[0]][:n_teachers]
+    message = f"{n_teachers} teachers for 2 configurations"
+    with pytest.raises(ValueError, match=rf"^{re.escape(message)}$"):
+        gb.stage1_batched(inits, teachers)
+
+
+def test_stage1_batched_teacher_of_lower_dimension_is_embedded():
+    """As in Stage 3: a teacher on ``R^4`` for networks on ``R^6`` is that teacher padded with
+    zero input coordinates; the batched step equals ``algorithm1.stage1`` against the
+    explicitly embedded ``R^6`` teacher."""
+    t4 = tmod.random_teacher(4, 2, 3, 1)
+    t6 = tmod.Teacher(t4.a, np.hstack([t4.W, np.zeros((t4.m, 2))]))
+    inits = [alg.symmetric_init(6, 6, 0), alg.symmetric_init(6, 4, 1)]
+    for n0, n1 in zip(inits, gb.stage1_batched(inits, t4), strict=True):
+        r = alg.stage1(n0, t6)
+        assert n1.W.shape == n0.W.shape
+        assert np.abs(r.flat() - n1.flat()).max() <= 1e-12 * np.abs(r.flat()).max()
 
 
 def test_stage3_loop_runs_on_meta_without_host_reads(stage2_nets):
