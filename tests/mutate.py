@@ -1285,6 +1285,24 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.flow": {
+        "normalized_flow": {
+            (f"{v} = torch.as_tensor({v}).to(dtype=W.dtype, device=W.device)", after): CPU
+            for v in ("X", "y")
+            for after in (
+                f"{v} = torch.as_tensor({v}).to(dtype=W.dtype, device=None)",
+                f"{v} = torch.as_tensor({v}).to(dtype=W.dtype, )",
+            )
+        }
+        | {
+            (
+                "torch.as_tensor(lr_arr, dtype=W.dtype, device=W.device).reshape(B, 1, 1)",
+                after,
+            ): CPU
+            for after in (
+                "torch.as_tensor(lr_arr, dtype=W.dtype, device=None).reshape(B, 1, 1)",
+                "torch.as_tensor(lr_arr, dtype=W.dtype, ).reshape(B, 1, 1)",
+            )
+        },
         "_numpy_flow": {
             ("a = net.a(W).numpy()", "a = net.a(None).numpy()"): (
                 "the NumPy loop runs only for float64 CPU weights (_numpy_ok), where net.a(W) and "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -67,6 +68,87 @@ def test_normalized_flow_checkpoints_and_history():
     assert torch.allclose(run.W[-1], same.W)  # segments change nothing
     step, t = run.first_below(math.log(2) / 6)
     assert np.all(step > 0) and np.all(np.isfinite(t))
+
+
+@pytest.mark.parametrize("checkpoints", [[], [-1, 3], [2, -4]])
+def test_normalized_flow_rejects_checkpoints_that_are_not_step_numbers(checkpoints):
+    ds = data.constructed_gram(4, 5, seed=0, gamma=0.5)
+    net = models.LeakyNetwork(1, 1, gamma=0.5)
+    X, y = ds.torch()
+    W0 = net.init(5, torch.tensor([1e-3]), seed=0, batch=1)
+    with pytest.raises(ValueError, match=r"^checkpoints must be non-negative step numbers$"):
+        flow.normalized_flow(net, W0, X, y, loss="exp", lr=0.5, checkpoints=checkpoints)
+
+
+LR_MESSAGE = "lr must be a positive number or one positive number per configuration"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"W0": torch.zeros(3, 5, dtype=torch.float64)}, "W0 must have shape (B, m, d)"),
+        ({"lr": [[0.5, 0.5]]}, LR_MESSAGE),  # two dimensions
+        ({"lr": [0.5, 0.5, 0.5]}, LR_MESSAGE),  # three steps for two configurations
+        ({"lr": [0.5]}, LR_MESSAGE),  # one step in a list is not one for all
+        ({"lr": [0.5, float("inf")]}, LR_MESSAGE),
+        ({"lr": float("nan")}, LR_MESSAGE),
+        ({"lr": 0.0}, LR_MESSAGE),
+        ({"lr": [0.5, -0.1]}, LR_MESSAGE),
+    ],
+)
+def test_normalized_flow_rejects_bad_weights_and_steps(kwargs, message):
+    ds = data.constructed_gram(4, 5, seed=0, gamma=0.5)
+    net = models.LeakyNetwork(1, 1, gamma=0.5)
+    X, y = ds.torch()
+    args = {"W0": net.init(5, torch.tensor([1e-3, 1.0]), seed=0, batch=2), "lr": 0.5, **kwargs}
+    with pytest.raises(ValueError, match=rf"^{re.escape(message)}$"):
+        flow.normalized_flow(net, args["W0"], X, y, loss="exp", lr=args["lr"], checkpoints=[2])
+
+
+@pytest.mark.parametrize("numpy_loop", [True, False])
+def test_normalized_flow_reads_its_inputs_as_given(numpy_loop, monkeypatch):
+    """The same run, whether the loss is named or given as the loss object, the checkpoints as
+    integers or as whole floats (the step numbers come back as integers), and ``W0`` as a
+    contiguous tensor or as a transposed view of other memory (both loops)."""
+    monkeypatch.setattr(flow, "NUMPY_LOOP", numpy_loop)
+    ds = data.constructed_gram(4, 5, seed=0, gamma=0.5)
+    net = models.LeakyNetwork(1, 1, gamma=0.5)
+    X, y = ds.torch()
+    W0 = net.init(5, torch.tensor([1e-2, 1.0]), seed=0, batch=2)
+    ref = flow.normalized_flow(net, W0, X, y, loss="logistic", lr=0.5, checkpoints=[3, 8])
+    view = W0.transpose(1, 2).contiguous().transpose(1, 2)  # same values, other strides
+    assert not view.is_contiguous() and torch.equal(view, W0)
+    runs = [
+        flow.normalized_flow(
+            net, W0, X, y, loss=losses.get_loss("logistic"), lr=0.5, checkpoints=[3, 8]
+        ),
+        # labels as a list of integers: read in W0's float64
+        flow.normalized_flow(
+            net, W0, X, [int(v) for v in y], loss="logistic", lr=0.5, checkpoints=[3, 8]
+        ),
+        flow.normalized_flow(net, W0, X, y, loss="logistic", lr=0.5, checkpoints=[8.0, 3.0]),
+        flow.normalized_flow(net, view, X, y, loss="logistic", lr=0.5, checkpoints=[3, 8]),
+    ]
+    for run in runs:
+        assert run.checkpoints.tolist() == [0, 3, 8] and run.checkpoints.dtype.kind == "i"
+        assert torch.equal(run.W, ref.W) and np.array_equal(run.log_loss, ref.log_loss)
+    # data given in float32 are read in W0's float64: the run of the same numbers in float64
+    X32 = X.to(torch.float32)
+    run = flow.normalized_flow(net, W0, X32, y, loss="logistic", lr=0.5, checkpoints=[3, 8])
+    ref = flow.normalized_flow(net, W0, X32.double(), y, loss="logistic", lr=0.5, checkpoints=[8])
+    assert run.W.dtype == torch.float64 and torch.equal(run.W[-1], ref.W[-1])
+    # float32 weights: the data and labels are read in float32 too (the run of the float32
+    # numbers)
+    W32 = W0.to(torch.float32)
+    run = flow.normalized_flow(net, W32, X, y, loss="logistic", lr=0.5, checkpoints=[3])
+    ref = flow.normalized_flow(net, W32, X32, y.float(), loss="logistic", lr=0.5, checkpoints=[3])
+    assert run.W.dtype == torch.float32 and torch.equal(run.W, ref.W)
+    # one step per configuration, given as integers: the same run as with floats, and the
+    # steps come back as floats
+    ref = flow.normalized_flow(net, W0, X, y, loss="logistic", lr=[1.0, 2.0], checkpoints=[3])
+    run = flow.normalized_flow(net, W0, X, y, loss="logistic", lr=[1, 2], checkpoints=[3])
+    assert torch.equal(run.W, ref.W) and np.array_equal(run.log_time, ref.log_time)
+    assert run.lr.dtype == np.float64 and run.lr.tolist() == [1.0, 2.0]
 
 
 @pytest.mark.slow  # 2.5 s (conftest.SLOW_SECONDS)
