@@ -524,8 +524,8 @@ QR_LAW = (
 LOW_DEFAULT = "integers(4) draws from [0, 4) like integers(0, 4): the same bits"
 TRANSPOSE_2D = "for a 2-D Xn, np.swapaxes(Xn, -1, -2) is Xn.T: the same Xt either way"
 LOG_ELL_2D = (
-    "log_ell is (B, n) for every input the loop accepts (a 3-D one fails at the weight update): "
-    "axis 1 is axis -1"
+    "log_ell is (B, n) for every input the loops accept (a 3-D one fails at the weight "
+    "update): axis 1 is axis -1"
 )
 LOGISTIC_DEFAULT = (
     "gradient_descent's default loss is the logistic one (test_run_batch_records_by_hand "
@@ -1284,6 +1284,17 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ): "'UTF-8' names the same codec",
         },
     },
+    "core.params": {
+        "Optional.validate": {
+            (
+                "return self.inner.validate(name, value)",
+                "return self.inner.validate(None, value)",
+            ): (
+                "every validate reads the name only for its ParameterError, which Optional catches "
+                "and replaces by its own, naming the parameter"
+            ),
+        },
+    },
     "paper_a.flow": {
         "normalized_flow": {
             (f"{v} = torch.as_tensor({v}).to(dtype=W.dtype, device=W.device)", after): CPU
@@ -1302,6 +1313,15 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 "torch.as_tensor(lr_arr, dtype=W.dtype, device=None).reshape(B, 1, 1)",
                 "torch.as_tensor(lr_arr, dtype=W.dtype, ).reshape(B, 1, 1)",
             )
+        }
+        | {
+            ("for t in range(steps + 1):", "for t in range(steps + 2):"): (
+                "the loop breaks at t == steps: t = steps + 1 is never reached"
+            ),
+            (
+                "lse = torch.logsumexp(lossf.log_ell(q), dim=-1, keepdim=True)",
+                "lse = torch.logsumexp(lossf.log_ell(q), dim=+1, keepdim=True)",
+            ): LOG_ELL_2D,
         },
         "_numpy_flow": {
             ("a = net.a(W).numpy()", "a = net.a(None).numpy()"): (

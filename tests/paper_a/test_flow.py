@@ -373,7 +373,8 @@ def test_numpy_loop_agrees_with_the_torch_loop(loss, monkeypatch):
     assert isinstance(fast.lr, float) and isinstance(slow.lr, float) and fast.lr == 0.5
 
 
-def test_numpy_loop_step_is_the_autograd_step_of_log_loss():
+@pytest.mark.parametrize("numpy_loop", [True, False])
+def test_flow_step_is_the_autograd_step_of_log_loss(numpy_loop, monkeypatch):
     """One step of the NumPy loop is ``W_b - lr_b grad log L_b(W_b)`` in every configuration,
     with ``grad log L`` from autograd (``log L = logsumexp(-q) - log n``, the exponential
     loss, ``a = (1, -1)/sqrt 2``): for one data set per configuration ``(B, n, d)``, one step
@@ -392,8 +393,10 @@ def test_numpy_loop_step_is_the_autograd_step_of_log_loss():
     W0[1] = 3000 * np.stack([z, -z])
     lr = np.array([0.5, 0.25, 2.0])
     Wt, Xt, yt = torch.as_tensor(W0), torch.as_tensor(X), torch.as_tensor(y)
-    assert flow.NUMPY_LOOP and flow._numpy_ok(net, losses.get_loss("exp"), Wt, Xt)
+    monkeypatch.setattr(flow, "NUMPY_LOOP", numpy_loop)
+    assert flow._numpy_ok(net, losses.get_loss("exp"), Wt, Xt)
     run = flow.normalized_flow(net, Wt, Xt, yt, loss="exp", lr=lr, checkpoints=[1])
+    one = flow.normalized_flow(net, Wt, Xt, yt, loss="exp", lr=0.25, checkpoints=[1])
 
     W = Wt.clone().requires_grad_(True)
     a = torch.tensor([1.0, -1.0], dtype=torch.float64) / math.sqrt(2)
@@ -405,6 +408,8 @@ def test_numpy_loop_step_is_the_autograd_step_of_log_loss():
     np.testing.assert_allclose(run.log_loss[0], log_L.numpy(), rtol=1e-13)
     expected = W0 - lr[:, None, None] * grad.numpy()
     np.testing.assert_allclose(run.W[1].numpy(), expected, rtol=1e-12, atol=1e-12)
+    # one step for every configuration (a number, not a list)
+    np.testing.assert_allclose(one.W[1].numpy(), W0 - 0.25 * grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_numpy_loop_takes_phi_prime_one_at_the_kink():
