@@ -522,6 +522,10 @@ QR_LAW = (
     "changes"
 )
 LOW_DEFAULT = "integers(4) draws from [0, 4) like integers(0, 4): the same bits"
+BATCH_2D = (
+    "a, ga and gbeta are (B, m) and (B, d): stage3_batched, the only caller, passes NetBatch "
+    "arrays, and on a 2-D array axis +1 is axis -1"
+)
 TRANSPOSE_2D = "for a 2-D Xn, np.swapaxes(Xn, -1, -2) is Xn.T: the same Xt either way"
 LOG_ELL_2D = (
     "log_ell is (B, n) for every input the loops accept (a 3-D one fails at the weight "
@@ -553,6 +557,16 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ): SYMMETRIC_NOISE,
             ("flip = rng.random(n) < label_noise", "flip = rng.random(n) <= label_noise"): (
                 TIE_UNIFORM
+            ),
+        },
+        "points_with_gram": {
+            (
+                "G = c * (S + S.T) + np.diag(np.asarray(norms, dtype=np.float64) ** 2)",
+                "G = c * (S - S.T) + np.diag(np.asarray(norms, dtype=np.float64) ** 2)",
+            ): (
+                "eigh reads the lower triangle only, where the mutant negates every sign: the "
+                "points of the negated sign pattern, and fair random signs have the same law "
+                "negated (the same draws, the same frame)"
             ),
         },
         "constructed_gram": {
@@ -1489,6 +1503,27 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 "b = NetBatch.from_nets(nets0, None)",
             ): LIKE_ONLY,
             ("b = NetBatch.from_nets(nets0, like)", "b = NetBatch.from_nets(nets0, )"): LIKE_ONLY,
+        },
+        "_run_epochs": {
+            ("+ xp.sum(gbeta * gbeta, axis=-1)", "+ xp.sum(gbeta * gbeta, axis=+1)"): BATCH_2D,
+            ("xp.sum(ga * ga, axis=-1)", "xp.sum(ga * ga, axis=+1)"): BATCH_2D,
+            (
+                "reg = L + 0.5 * lam_x * (xp.sum(a * a, axis=-1) + xp.sum(W * W, axis=(-2, -1)))",
+                "reg = L + 0.5 * lam_x * (xp.sum(a * a, axis=+1) + xp.sum(W * W, axis=(-2, -1)))",
+            ): BATCH_2D,
+            (
+                "for t in range(n_steps + 1): # as stage3: the last pass only records the "
+                "epoch's end",
+                "for t in range(n_steps + 2): # as stage3: the last pass only records the "
+                "epoch's end",
+            ): "the loop breaks at t == n_steps: t = n_steps + 1 is never reached",
+            (
+                "a, W, alpha, beta, teacher=ta, lam=lam_x, want_loss=record\n)",
+                "a, W, alpha, beta, teacher=ta, lam=lam_x, )",
+            ): (
+                "want_loss (default True) only decides whether the unused loss is computed: the "
+                "gradient reads none of it, and L is read only when record is True"
+            ),
         },
         "stage3_batched": {
             **{

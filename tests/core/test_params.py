@@ -188,6 +188,14 @@ def test_bool_rejects(value):
     rejects("normalized", value, "True or False", f"got {value!r}")
 
 
+@pytest.mark.parametrize("value", [-1.0, "1", True])
+def test_optional_rejects_naming_itself_and_the_value(value):
+    """A value the inner spec rejects is reported for the optional parameter: ``None or``
+    what the inner spec accepts, with the value given."""
+    spec = {**SPEC, "lo": Optional(Float(0))}
+    rejects("lo", value, "None or a finite number >= 0", f"got {value!r}", spec=spec)
+
+
 @pytest.mark.parametrize("value", [[3, 2], [2, 2], [1, 2], [], "2,3", 3, [2, "3"], [2, True]])
 def test_listof_rejects(value):
     rejects("ns", value, "a list of at least 1 items", "an integer >= 2", "strictly increasing")

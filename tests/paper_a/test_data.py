@@ -445,3 +445,62 @@ def test_constructed_gram_given_labels_used_as_float64():
         ds = data.constructed_gram(5, 6, 3, 0.5, y=y)
         assert ds.y.dtype == np.float64
         assert np.array_equal(ds.y, np.array(y, dtype=np.float64))
+
+
+# --- points_with_gram -----------------------------------------------------------------------------
+
+
+def _check_gram(X: np.ndarray, norms: np.ndarray, c: float, d: int, rtol: float) -> None:
+    """``X`` has ``n`` rows in ``R^d`` with ``||x_i|| = norms_i`` and ``|<x_i, x_j>| = c``."""
+    n = len(norms)
+    assert X.shape == (n, d) and X.dtype == np.float64
+    G = X @ X.T
+    assert np.allclose(np.sqrt(np.diag(G)), norms, rtol=rtol, atol=0)
+    assert np.allclose(np.abs(G[~np.eye(n, dtype=bool)]), c, rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("scale", [1e-4, 1.0, 1e4])
+def test_points_with_gram_is_scale_invariant(scale):
+    """Positive definiteness does not depend on the scale: the same well-conditioned Gram
+    matrix (norms ``(1, 1.2, 1.1)``, ``c = 0.1``: by Gershgorin every eigenvalue lies in
+    ``[1 - 0.2, 1.44 + 0.2]``) scaled by ``scale^2`` gives points, at ``scale = 1e-4`` as at
+    ``1e4``, whose Gram matrix (measured on ``X X^T``) is the requested one."""
+    norms = scale * np.array([1.0, 1.2, 1.1])
+    c = 0.1 * scale**2
+    X = data.points_with_gram(norms, c, 5, np.random.default_rng(0))
+    _check_gram(X, norms, c, 5, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "norms",
+    [
+        np.array([1.1, 1.3, 0.7], dtype=np.float32),  # float32 squares are off by ~1e-8
+        np.array([2**32, 2**32 + 2], dtype=np.int64),  # int64 squares would overflow
+    ],
+)
+def test_points_with_gram_norms_of_any_real_dtype(norms):
+    """Norms given as float32 or as (large) integers are the exact norms of the points: the
+    row norms of ``X`` equal the given values, read as float64, to 1e-12 relative, and the
+    off-diagonal inner products are ``+-c`` (``c`` a tenth of the smallest squared norm)."""
+    exact = norms.astype(np.float64)
+    c = 0.1 * exact.min() ** 2
+    X = data.points_with_gram(norms, c, 4, np.random.default_rng(1))
+    _check_gram(X, exact, c, 4, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "norms,c",
+    [
+        ([0.0], 0.0),  # the zero vector: Gram matrix [[0]]
+        ([0.0, 0.0], 0.0),  # two zero vectors: the zero Gram matrix
+        ([1.0, 1.0], 1.0),  # |<x_1, x_2>| = ||x_1|| ||x_2||: singular, eigenvalues 0 and 2
+        ([1.0, 1.0], 2.0),  # |<x_1, x_2>| > ||x_1|| ||x_2||: an eigenvalue -1
+    ],
+)
+def test_points_with_gram_not_positive_definite_raises_with_default_what(norms, c):
+    """A Gram matrix that is only semi-definite (zero vectors, or Cauchy-Schwarz with equality)
+    or indefinite (Cauchy-Schwarz violated), whatever the signs, is not positive definite: it
+    raises (the docstring), and without ``what`` the message names nothing after "for"."""
+    msg = "the Gram matrix is not positive definite for "
+    with pytest.raises(ValueError, match="^" + re.escape(msg) + "$"):
+        data.points_with_gram(np.array(norms), c, 3, np.random.default_rng(2))

@@ -363,6 +363,33 @@ def test_stage3_batched_default_records_as_algorithm1(stage2_nets):
     assert new[1].arrays()["step"].tolist() == ref[1].arrays()["step"].tolist() == [0, 50, 60]
 
 
+@pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
+def test_stage3_batched_records_every_gradient_block_as_algorithm1(nets, teachers, like):
+    """The recorded squared gradient norm is ``||grad L_lambda||^2`` over all four blocks
+    ``(a, W, alpha, beta)``, beta's included, each configuration's own. The networks after
+    Stages 1-2 are even functions (``grad_beta = 0`` all along), so here Stage 3 starts from
+    networks with a linear part (``beta != 0``, ``sum_i a_i w_i != 0``) of three widths in one
+    batch: at step 0 the records equal, by an independent route (the NumPy code before the
+    array-API rewrite, ``ref_grad`` and ``ref_loss``), ``||grad L_lambda||^2`` (beta's block at
+    least 5% of it), ``L`` and ``L + lambda/2 (||a||^2 + ||W||_F^2)``; and the whole run equals
+    ``algorithm1.stage3`` network by network."""
+    lam0, eta = [0.02, 0.05, 0.1], [0.01, 0.005, 0.01]
+    new = gb.stage3_batched(nets, teachers, lam0, 2, steps=4, eta=eta, record_every=2, like=like)
+    for net, t, lam, e, got in zip(nets, teachers, lam0, eta, new, strict=True):
+        g = ref_grad(net, t, lam)
+        gn2 = g.a @ g.a + np.sum(g.W**2) + g.alpha**2 + g.beta @ g.beta
+        assert g.beta @ g.beta >= 0.05 * gn2
+        A = got[1].arrays()
+        assert A["grad_norm2"][0] == pytest.approx(gn2, rel=1e-10)
+        L = ref_loss(net, t)
+        assert A["loss"][0] == pytest.approx(L, rel=1e-10)
+        reg = L + 0.5 * lam * (net.a @ net.a + np.sum(net.W**2))
+        assert A["reg_loss"][0] == pytest.approx(reg, rel=1e-10)
+        ref = alg.stage3(net, t, lam, 2, steps=4, eta=e, record_every=2)
+        assert_trajectories_close(ref, got, 1e-10)
+        assert A["step"].tolist() == [0, 2, 4, 4, 6, 8]
+
+
 def test_stage3_batched_bad_arguments(stage2_nets):
     nets, ts = stage2_nets
     with pytest.raises(ValueError, match="eta"):
