@@ -526,6 +526,10 @@ BATCH_2D = (
     "a, ga and gbeta are (B, m) and (B, d): stage3_batched, the only caller, passes NetBatch "
     "arrays, and on a 2-D array axis +1 is axis -1"
 )
+SIGNS_NONZERO = (
+    "s = np.sign(...) with its zeros set to 1 on the line before: s is -1, 1 or NaN here, where "
+    "both comparisons agree"
+)
 TRANSPOSE_2D = "for a 2-D Xn, np.swapaxes(Xn, -1, -2) is Xn.T: the same Xt either way"
 LOG_ELL_2D = (
     "log_ell is (B, n) for every input the loops accept (a 3-D one fails at the weight "
@@ -1392,6 +1396,14 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.certificate": {
+        "sign_flip": {
+            ("flip = s < 0", "flip = s <= 0"): SIGNS_NONZERO,
+            ("flip = s < 0", "flip = s < 1"): SIGNS_NONZERO,
+            (
+                "return Net(net.a.copy(), net.W * s[:, None], net.alpha, beta)",
+                "return Net(net.a.copy(), net.W / s[:, None], net.alpha, beta)",
+            ): "s is +-1 (or NaN) here, and x / s is x * s exactly in IEEE arithmetic",
+        },
         "Certificate.eta_grad": {
             ("k2bw = np.where(at_pole, 0.0, k2 * bw)", "k2bw = np.where(None, 0.0, k2 * bw)"): (
                 "at a pole k2 is kappa''(0), finite, and bw = b_j . u_j is 0 up to rounding "

@@ -111,6 +111,135 @@ def test_sign_flip_keeps_function_and_descent_direction():
     assert cert.inner(g, D) == pytest.approx(fd, rel=1e-5, abs=1e-8)
 
 
+def test_sign_flip_by_hand():
+    """Lemma F.14 on hand-made neurons: ``w_j -> -w_j`` exactly when ``w_j . w*_i < 0`` for
+    its owner (a zero inner product is not flipped), ``beta`` gains ``a_j w_j`` of the flipped
+    neurons, and the function is unchanged (``relu(z) = relu(-z) + z``)."""
+    X = np.random.default_rng(3).standard_normal((50, 2))
+    # teacher direction (0.8, 0.6): (1, -1.2) has w.u = +0.08 but w/u sums to -0.75 < 0
+    t = tmod.Teacher(np.array([2.0]), np.array([[4.0, 3.0]]))
+    W = np.array([[-1.0, 1.2], [1.0, -1.2], [-2.0, -1.0], [0.5, 0.5]])
+    net = pop.Net(np.array([0.5, -1.5, 0.25, 3.0]), W, 0.4, np.array([0.3, -0.2]))
+    nf = cert.sign_flip(net, t)
+    assert np.array_equal(nf.W, [[1.0, -1.2], [1.0, -1.2], [2.0, 1.0], [0.5, 0.5]])
+    assert np.array_equal(nf.a, net.a) and nf.alpha == 0.4
+    assert np.allclose(nf.beta, [0.3 - 0.5 - 0.5, -0.2 + 0.6 - 0.25], rtol=0, atol=1e-15)
+    assert np.allclose(nf(X), net(X), rtol=0, atol=1e-12)
+    # teacher direction (1, 1)/sqrt(2): (-2, 2) and (3, -3) are orthogonal to it exactly in
+    # floating point (equal coordinates of u): zero counts as aligned, neither is flipped
+    t = tmod.Teacher(np.array([-0.5]), np.array([[1.0, 1.0]]))
+    W = np.array([[-2.0, 2.0], [3.0, -3.0], [-1.0, -2.0]])
+    net = pop.Net(np.array([0.7, -0.3, 1.2]), W, 0.0, np.array([0.1, 0.2]))
+    U = t.W / np.linalg.norm(t.W, axis=1, keepdims=True)
+    assert np.array_equal(W[:2] @ U[0], [0.0, 0.0])  # the edge case is really there
+    nf = cert.sign_flip(net, t)
+    assert np.array_equal(nf.W, [[-2.0, 2.0], [3.0, -3.0], [1.0, 2.0]])
+    assert np.allclose(nf.beta, [0.1 - 1.2, 0.2 - 2.4], rtol=0, atol=1e-15)
+    assert np.allclose(nf(X), net(X), rtol=0, atol=1e-12)
+
+
+def _q_instance(w0=(0.0, 0.0, 0.0), b0=0.0, alpha=0.4, beta=(0.1, -0.2, 0.3)):
+    """Teachers ``2 relu(2 x_1) - 0.5 relu(3 x_2)``; students: two aligned with teacher 0 with
+    ``a = 1, 3``, one aligned with teacher 0 of the wrong sign, one aligned with teacher 1, one
+    at angle ``arctan(1/2)`` from teacher 1, one orthogonal to both (owner 0 by the tie)."""
+    t = tmod.Teacher(
+        np.array([2.0, -0.5]), np.array([[2.0, 0.0, 0.0], [0.0, 3.0, 0.0]]), np.array(w0), b0
+    )
+    a = np.array([1.0, 3.0, -1.0, -2.0, -1.0, 5.0])
+    W = np.array(
+        [
+            [1.0, 0.0, 0.0],
+            [0.5, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 2.0, 1.0],
+            [0.0, 0.0, 1.0],
+        ]
+    )
+    return t, pop.Net(a, W, alpha, np.array(beta))
+
+
+def test_q_weights_by_hand():
+    """``q_ij = a_j a*_i / sum_{T_{i,+}} a_j^2`` on ``T_{i,+}(delta_close)`` (angle at most
+    ``delta_close``, inclusive, and the sign of ``a*_i``), else 0 (proof of Lemma 6): numbers
+    by hand, and condition (1) ``sum_j a_j q_ij = a*_i`` of Lemma F.17."""
+    t, net = _q_instance()
+    # delta_close = 0: exactly aligned neurons (angle 0) are within it
+    owner, q = cert.q_weights(net, t, 0.0)
+    assert np.array_equal(owner, [0, 0, 0, 1, 1, 0])
+    assert np.allclose(q, [2 / 10, 6 / 10, 0, 1 / 4, 0, 0], rtol=1e-15, atol=0)
+    for i in range(2):
+        assert np.sum(net.a[owner == i] * q[owner == i]) == pytest.approx(t.a[i], rel=1e-15)
+    # at angle arctan(1/2) = 0.46: excluded at delta_close = 0.3, included at 0.5
+    assert np.array_equal(cert.q_weights(net, t, 0.3)[1], q)
+    _, q = cert.q_weights(net, t, 0.5)
+    assert np.allclose(q, [2 / 10, 6 / 10, 0, 1 / 5, 1 / 10, 0], rtol=1e-15, atol=0)
+    # delta_close equal to that angle (as angle_to_teachers measures it) includes the neuron
+    delta = cert.angle_to_teachers(net.W, np.array([[1.0, 0, 0], [0, 1.0, 0]]))[1][4]
+    assert delta == pytest.approx(math.atan(0.5), rel=1e-15)
+    assert np.array_equal(cert.q_weights(net, t, delta)[1], q)
+    # a teacher (along e_3, a* = -1) whose only close neuron has the wrong sign gets no q
+    # (and no division by zero)
+    t3 = tmod.Teacher(np.array([-1.0]), np.array([[0.0, 0.0, 1.0]]))
+    assert np.array_equal(cert.q_weights(net, t3, 0.0)[1], np.zeros(6))
+
+
+def test_descent_direction_by_hand():
+    """Lemma F.17's direction: ``D_a = 0``, ``D_alpha = alpha + alpha_*``, ``D_beta = beta +
+    beta_*``, ``D_{w_j} = w_j - q_ij w*_i`` with ``alpha_* = sum a*_i ||w*_i|| / sqrt(2 pi) +
+    b0`` and ``beta_* = sum a*_i w*_i / 2 + w0`` worked out by hand."""
+    t, net = _q_instance(w0=(0.5, 0.0, -1.0), b0=0.7)
+    D, owner, q = cert.descent_direction(net, t, 0.0)
+    assert np.array_equal(owner, [0, 0, 0, 1, 1, 0])
+    assert np.allclose(q, [0.2, 0.6, 0, 0.25, 0, 0], rtol=1e-15, atol=0)
+    assert np.array_equal(D.a, np.zeros(6))
+    assert D.alpha == pytest.approx(0.4 + (4 - 1.5) / math.sqrt(2 * math.pi) + 0.7, rel=1e-15)
+    # beta_* = (2, -0.75, 0) + (0.5, 0, -1)
+    assert np.allclose(D.beta, [0.1 + 2.5, -0.2 - 0.75, 0.3 - 1.0], rtol=1e-15, atol=0)
+    W_expected = [
+        [1.0 - 0.2 * 2, 0, 0],
+        [0.5 - 0.6 * 2, 0, 0],
+        [1.0, 0, 0],
+        [0, 1.0 - 0.25 * 3, 0],
+        [0, 2.0, 1.0],
+        [0, 0, 1.0],
+    ]
+    assert np.allclose(D.W, W_expected, rtol=1e-15, atol=1e-15)
+
+
+def test_descent_direction_derivative_is_lemma_f17_identity():
+    """The directional derivative of ``L_lambda`` along ``D`` (finite differences of
+    ``population.regularized_loss``) is steps (a)-(b) of the proof of Lemma F.17:
+    ``2 ||R||^2 + lambda ||W||_F^2 - lambda sum_j q_ij w_j . w*_i + 2 sum E[R a_j q_ij w*_i.x
+    (sigma'(w*_i.x) - sigma'(w_j.x))]``, whose last sum vanishes when every neuron with
+    ``q_ij > 0`` points exactly along ``w*_i``; needs ``sum_j a_j q_ij = a*_i`` for every
+    teacher and a teacher without linear part (the paper's). The student's ``beta`` is far from
+    ``-beta_*``, so the ``beta`` component counts."""
+    t, net = _q_instance(alpha=-0.3, beta=(0.4, 0.9, -0.6))
+    rng = np.random.default_rng(5)
+    far = rng.standard_normal((3, 3))  # angles 0.56, 0.37, 0.87 > delta_close: q = 0 below
+    net = pop.Net(np.r_[net.a, [0.8, -0.6, 1.1]], np.r_[net.W, far], net.alpha, net.beta)
+    lam = 0.05
+    D, owner, q = cert.descent_direction(net, t, 0.3)
+    assert np.allclose(q, [0.2, 0.6, 0, 0.25, 0, 0, 0, 0, 0], rtol=1e-15, atol=0)
+    h = 1e-6
+
+    def at(s):
+        return pop.regularized_loss(
+            pop.Net(net.a, net.W + s * D.W, net.alpha + s * D.alpha, net.beta + s * D.beta),
+            t,
+            lam,
+        )
+
+    fd = (at(h) - at(-h)) / (2 * h)
+    expected = (
+        2 * pop.loss(net, t)
+        + lam * np.sum(net.W**2)
+        - lam * np.sum(q * np.sum(net.W * t.W[owner], 1))
+    )
+    assert fd == pytest.approx(expected, rel=1e-7)
+
+
 # --- the certificate on the whole sphere, Lemma 9, Lemma 7 at a snapshot ----------------------
 
 
