@@ -302,6 +302,98 @@ def test_sqrt_covariance_is_a_symmetric_square_root():
     assert np.array_equal(data.sqrt_covariance(np.array([4.0, 9.0]), 2), np.array([2.0, 3.0]))
 
 
+PSD_MESSAGE = "^Sigma must be positive semidefinite$"
+
+
+def assert_symmetric_root(R: np.ndarray, S: np.ndarray, atol: float) -> None:
+    """R is a finite float64 symmetric square root of S: R = R^T and R @ R^T = S."""
+    assert R.dtype == np.float64 and np.all(np.isfinite(R))
+    assert np.allclose(R, R.T, rtol=0, atol=atol)
+    assert np.allclose(R @ R.T, S, rtol=0, atol=atol)
+
+
+def test_sqrt_covariance_zero_variances_allowed():
+    """A diagonal covariance with zero variances is PSD (a degenerate Gaussian): it is accepted,
+    its root is the vector of square roots (0 -> 0), and nearly_orthogonal's coordinates of zero
+    variance are identically zero while the others are not."""
+    r = data.sqrt_covariance(np.array([0.0, 4.0, 9.0]), 3)
+    assert np.array_equal(r, np.array([0.0, 2.0, 3.0]))
+    ds = data.nearly_orthogonal(5, 3, 0, Sigma=np.array([0.0, 1.0, 4.0]))
+    assert np.all(ds.X[:, 0] == 0) and np.all(ds.X[:, 1:] != 0)
+    msg = "a diagonal Sigma must be a non-negative vector of length d=3"
+    with pytest.raises(ValueError, match="^" + re.escape(msg) + "$"):
+        data.sqrt_covariance(np.array([1.0, -1e-300, 1.0]), 3)
+
+
+def test_sqrt_covariance_singular_psd_matrices():
+    """Singular PSD matrices are accepted and get a finite symmetric root R with R R^T = Sigma:
+    the rank-one J = [[1, 1], [1, 1]] (J^2 = 2 J, so its root is J / sqrt 2, by hand), and
+    diag(1, -1e-12), whose negative eigenvalue is rounding level (far inside the tolerance
+    1e-10): its root is diag(1, 0), the root of the nearest PSD matrix, not a NaN."""
+    J = np.ones((2, 2))
+    R = data.sqrt_covariance(J, 2)
+    assert_symmetric_root(R, J, 1e-15)
+    assert np.allclose(R, J / math.sqrt(2), rtol=0, atol=1e-15)
+    S = np.diag([1.0, -1e-12])
+    R = data.sqrt_covariance(S, 2)
+    assert_symmetric_root(R, S, 1e-11)
+    assert np.allclose(R, np.diag([1.0, 0.0]), rtol=0, atol=1e-15)
+
+
+def rotated(evals) -> np.ndarray:
+    """Q diag(evals) Q^T for a fixed orthogonal Q (QR of a seeded Gaussian matrix)."""
+    Q, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((len(evals), len(evals))))
+    S = Q @ np.diag(evals) @ Q.T
+    return (S + S.T) / 2
+
+
+@pytest.mark.parametrize(
+    "S",
+    [
+        np.diag([1.0, -1e-10]),  # exactly at the tolerance -1e-10 * max(1, 1): accepted
+        np.diag([0.5, -1e-10]),  # lambda_max < 1: the tolerance is still 1e-10
+        np.diag([1e-3, -5e-11]),  # small matrix: 5e-11 < 1e-10, though 5e-11 > 1e-10 * 1e-3
+        rotated([1e6, 1.0, -1e-6]),  # large matrix: 1e-6 < 1e-10 * 1e6 = 1e-4
+    ],
+)
+def test_sqrt_covariance_accepts_negative_eigenvalues_within_the_tolerance(S):
+    """A negative eigenvalue >= -1e-10 max(1, lambda_max) is read as rounding: the matrix is
+    accepted and its root squares to Sigma up to that eigenvalue (clipped to 0)."""
+    R = data.sqrt_covariance(S, len(S))
+    lam_min = np.linalg.eigvalsh(S).min()
+    assert_symmetric_root(R, S, 2 * abs(lam_min))
+
+
+@pytest.mark.parametrize(
+    "S",
+    [
+        np.diag([1.0, -1.5e-10]),  # beyond -1e-10 * max(1, 1)
+        np.diag([1e-3, -1.5e-10]),  # beyond -1e-10 * max(1, 1e-3) = -1e-10
+        rotated([1e6, 1.0, -2e-4]),  # beyond -1e-10 * 1e6 = -1e-4
+        np.array([[1.0, 2.0], [2.0, 1.0]]),  # eigenvalues 3 and -1
+    ],
+)
+def test_sqrt_covariance_rejects_negative_eigenvalues_beyond_the_tolerance(S):
+    """A negative eigenvalue below -1e-10 max(1, lambda_max) makes Sigma not PSD: it raises
+    with the whole message."""
+    with pytest.raises(ValueError, match=PSD_MESSAGE):
+        data.sqrt_covariance(S, len(S))
+
+
+def test_sqrt_covariance_of_float32_and_integer_inputs_is_float64():
+    """Sigma is read in float64 whatever its dtype: a float32 matrix, an integer matrix and an
+    int8 vector get float64 roots accurate to float64 rounding (R R^T = Sigma to 1e-14), which a
+    float32 or float16 computation (errors ~1e-7, ~1e-3) would miss."""
+    S32 = np.array([[2.0, 0.5], [0.5, 1.0]], dtype=np.float32)  # exactly representable
+    assert_symmetric_root(data.sqrt_covariance(S32, 2), S32.astype(np.float64), 1e-14)
+    S_int = np.array([[2, 1], [1, 3]])
+    assert_symmetric_root(data.sqrt_covariance(S_int, 2), S_int.astype(np.float64), 1e-14)
+    v = np.array([2, 3, 5], dtype=np.int8)
+    r = data.sqrt_covariance(v, 3)
+    assert r.dtype == np.float64
+    assert np.allclose(r**2, [2.0, 3.0, 5.0], rtol=0, atol=1e-14)
+
+
 @pytest.mark.parametrize(
     "Sigma",
     [
@@ -317,14 +409,37 @@ def test_nearly_orthogonal_bad_sigma_raises(Sigma):
         data.nearly_orthogonal(4, 3, 0, Sigma=Sigma)
 
 
+Y_MESSAGE = "^" + re.escape("y must be a vector of n entries in {-1, +1}") + "$"
+
+
 def test_nearly_orthogonal_given_labels():
+    """Given labels come back unchanged; labels with a value outside {-1, +1} or of the wrong
+    length raise with the whole documented message."""
     y = np.array([1.0, -1.0, -1.0, 1.0])
     ds = data.nearly_orthogonal(4, 3, 0, y=y)
     assert np.array_equal(ds.y, y)
-    with pytest.raises(ValueError, match="y must be"):
+    with pytest.raises(ValueError, match=Y_MESSAGE):
         data.nearly_orthogonal(4, 3, 0, y=np.array([1.0, 0.0, 1.0, 1.0]))
-    with pytest.raises(ValueError, match="y must be"):
+    with pytest.raises(ValueError, match=Y_MESSAGE):
         data.nearly_orthogonal(4, 3, 0, y=np.array([1.0, -1.0]))
+
+
+def test_nearly_orthogonal_integer_labels_used_as_float64():
+    """Labels given as lists of Python integers come back as the float64 vectors of the same
+    signs (the module's contract: ``y`` is a float64 array in {-1, +1})."""
+    for y in ([1, -1, -1, 1], [-1, -1, 1, 1]):
+        ds = data.nearly_orthogonal(4, 3, 0, y=y)
+        assert ds.y.dtype == np.float64
+        assert np.array_equal(ds.y, np.array(y, dtype=np.float64))
+
+
+def test_nearly_orthogonal_record_with_sigma_and_labels():
+    """The record names the model and the arguments n, d, seed, and nothing else, also when a
+    covariance (vector or matrix) and labels are given."""
+    expected = {"model": "nearly_orthogonal", "n": 4, "d": 3, "seed": 7}
+    for Sigma in (np.array([1.0, 2.0, 0.5]), np.diag([1.0, 2.0, 0.5])):
+        ds = data.nearly_orthogonal(4, 3, 7, Sigma=Sigma, y=[1, -1, 1, 1])
+        assert ds.info == expected
 
 
 def test_nearly_orthogonal_norms_concentrate_like_lemma_33():
