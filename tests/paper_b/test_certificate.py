@@ -27,6 +27,34 @@ def test_kappa_matches_series_and_derivatives():
     assert np.allclose(cert.kappa(t, 2), kernels.kappa2(t) / kernels.kappa2(1.0), atol=1e-12)
 
 
+def test_kappa_clips_rounding_outside_the_interval():
+    """``t`` a cosine rounded just outside ``[-1, 1]`` (one ulp) is read as ``+-1``: the values
+    equal those at ``+-1`` and ``kappa''`` is ``+inf`` there (the series ``sum k (k - 1)
+    sigma_k^2 t^(k-2)`` diverges at ``t = +-1``: ``sigma_k^2 ~ k^(-5/2)`` and only even ``k >= 2``
+    contribute, so ``t^(k-2) = 1`` at both ends), never NaN from ``sqrt(1 - t^2)``."""
+    for ell in (2, 4):
+        for edge in (1.0, -1.0):
+            out = np.nextafter(edge, 2 * edge)
+            assert abs(out) > 1
+            for deriv in (0, 1):
+                assert cert.kappa(out, ell, deriv) == cert.kappa(edge, ell, deriv)
+            assert cert.kappa(out, ell, 2) == math.inf
+            assert cert.kappa(np.array([out, 0.5]), ell, 2)[0] == math.inf
+
+
+def test_kappa_computes_in_double_precision():
+    """A single-precision or integer ``t`` is evaluated in double precision: the same values
+    (to 1e-14) as the float64 number it represents, for ``kappa''`` too (its ``1 - t^2`` in
+    single precision would be off by about 1e-8)."""
+    t32 = np.array([0.3, -0.7, 0.95], dtype=np.float32)
+    t64 = t32.astype(np.float64)
+    for deriv in (0, 1, 2):
+        v = cert.kappa(t32, 4, deriv)
+        assert v.dtype == np.float64
+        assert np.allclose(v, cert.kappa(t64, 4, deriv), rtol=1e-14, atol=0)
+    assert np.array_equal(cert.kappa(np.array([0, -1]), 4), cert.kappa(np.array([0.0, -1.0]), 4))
+
+
 def test_relu_ge_removes_low_orders():
     from numpy.polynomial.hermite_e import hermegauss
 
@@ -51,6 +79,45 @@ def test_certificate_interpolates_and_inventory_values(ell):
     ref = {2: (0.027, 10.4), 4: (0.89, 16.8), 10: (2.71, 41.3)}[ell]
     assert rho == pytest.approx(ref[0], rel=0.02)
     assert math.sqrt(C.p_norm2()) == pytest.approx(ref[1], rel=0.01)
+
+
+def test_certificate_system_and_rhs():
+    """The returned system is the one solved: ``rhs`` is ``(sign a*_1..m, 0 ... 0)`` (the values
+    ``eta(u_i) = sign a*_i``, then ``m (r - 1)`` zero tangent derivatives), and ``matrix @ (alpha,
+    c) = rhs``; the tangent bases are ``(m, d, r - 1)``, orthonormal, orthogonal to ``u_j`` and
+    in ``S_*`` (the span of ``info['basis']``)."""
+    t = tmod.prototype(4, 1)
+    C = cert.solve(t, 4)
+    m, d = t.W.shape
+    r = t.info["basis"].shape[1]
+    expected = np.concatenate([np.sign(t.a), np.zeros(m * (r - 1))])
+    assert isinstance(C.rhs, np.ndarray) and np.array_equal(C.rhs, expected)
+    assert np.allclose(C.matrix @ np.concatenate([C.alpha, C.c.ravel()]), C.rhs, atol=1e-10)
+    assert C.T.shape == (m, d, r - 1)
+    B = t.info["basis"]
+    for u, Tj in zip(C.U, C.T, strict=True):
+        assert np.allclose(Tj.T @ Tj, np.eye(r - 1), atol=1e-12)
+        assert np.allclose(u @ Tj, 0, atol=1e-12)
+        assert np.allclose(B @ (B.T @ Tj), Tj, atol=1e-12)
+
+
+def test_rho_eta_excludes_rows_within_min_delta():
+    """Rows at angle ``<= min_delta`` from a teacher direction (equality included) are left
+    out: their ratio is NaN (a float array), the others are ``(1 - |eta|) / delta^2``, and the
+    minimum is over the kept rows only."""
+    t = tmod.prototype(3, 1)
+    C = cert.solve(t, 4)
+    B = t.info["basis"]
+    W = cert.plane_directions(B, [0.2, 0.9, 2.0, 2.7])
+    _, delta = cert.angle_to_teachers(W, C.U)
+    md = float(np.sort(delta)[1])  # exactly the second smallest angle: excluded, like the first
+    rho, ratio = cert.rho_eta(C, W, min_delta=md)
+    assert ratio.dtype == np.float64 and ratio.shape == (4,)
+    out = delta <= md
+    assert out.sum() == 2 and np.all(np.isnan(ratio[out]))
+    expected = (1 - np.abs(C.eta(W[~out]))) / delta[~out] ** 2
+    assert np.allclose(ratio[~out], expected, rtol=1e-12)
+    assert rho == pytest.approx(expected.min(), rel=1e-12)
 
 
 def test_tangent_gradient_matches_finite_differences():
