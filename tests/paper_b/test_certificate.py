@@ -426,3 +426,20 @@ def test_interpolation_residual_is_the_worst_row():
     g = max(np.linalg.norm(C2.tangent_grad(r)) for r in rows)
     assert g > v  # the tangent part decides here
     assert C2.interpolation_residual() == pytest.approx(g, rel=1e-12)
+
+
+def test_head_and_kappa_reject_their_arguments_by_name():
+    with pytest.raises(ValueError, match=r"^ell must be >= 2$"):
+        cert.head(1)
+    with pytest.raises(ValueError, match=r"^deriv must be 0, 1 or 2$"):
+        cert.kappa(0.5, 4, 3)
+
+
+def test_kappa_second_derivative_is_infinite_at_the_poles_without_a_warning():
+    """``kappa''`` is ``+inf`` at ``t = +-1`` (the series diverges there), returned as such
+    without a division warning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cert.kappa(np.array([1.0, -1.0]), 4, 2).tolist() == [math.inf, math.inf]
