@@ -530,6 +530,7 @@ SIGNS_NONZERO = (
     "s = np.sign(...) with its zeros set to 1 on the line before: s is -1, 1 or NaN here, where "
     "both comparisons agree"
 )
+LOOP_BREAKS = "the loop breaks at its last step: the pass after it is never reached"
 TRANSPOSE_2D = "for a 2-D Xn, np.swapaxes(Xn, -1, -2) is Xn.T: the same Xt either way"
 LOG_ELL_2D = (
     "log_ell is (B, n) for every input the loops accept (a 3-D one fails at the weight "
@@ -1333,9 +1334,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             )
         }
         | {
-            ("for t in range(steps + 1):", "for t in range(steps + 2):"): (
-                "the loop breaks at t == steps: t = steps + 1 is never reached"
-            ),
+            ("for t in range(steps + 1):", "for t in range(steps + 2):"): LOOP_BREAKS,
             (
                 "lse = torch.logsumexp(lossf.log_ell(q), dim=-1, keepdim=True)",
                 "lse = torch.logsumexp(lossf.log_ell(q), dim=+1, keepdim=True)",
@@ -1351,9 +1350,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 "Xt = Xn.T if shared else np.swapaxes(Xn, -1, -2)",
                 "Xt = Xn.T if (shared) and False else np.swapaxes(Xn, -1, -2)",
             ): TRANSPOSE_2D,
-            ("for t in range(steps + 1):", "for t in range(steps + 2):"): (
-                "the loop breaks at t == steps: t = steps + 1 is never reached"
-            ),
+            ("for t in range(steps + 1):", "for t in range(steps + 2):"): LOOP_BREAKS,
             (
                 "mx = log_ell.max(axis=-1, keepdims=True)",
                 "mx = log_ell.max(axis=+1, keepdims=True)",
@@ -1376,9 +1373,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         "rate_slopes": {
             ("s = np.asarray(s, dtype=float)", "s = np.asarray(s, dtype=None)"): AS_FLOAT,
             ("s = np.asarray(s, dtype=float)", "s = np.asarray(s, )"): AS_FLOAT,
-            ("v2 = v.reshape(len(s), -1)", "v2 = v.reshape(len(s), -2)"): (
-                "NumPy 2 reads any negative size in reshape as 'the rest'"
-            ),
+            ("v2 = v.reshape(len(s), -1)", "v2 = v.reshape(len(s), -2)"): NEGATIVE_RESHAPE,
         },
     },
     "paper_b.hermite": {
@@ -1565,7 +1560,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 "epoch's end",
                 "for t in range(n_steps + 2): # as stage3: the last pass only records the "
                 "epoch's end",
-            ): "the loop breaks at t == n_steps: t = n_steps + 1 is never reached",
+            ): LOOP_BREAKS,
             (
                 "a, W, alpha, beta, teacher=ta, lam=lam_x, want_loss=record\n)",
                 "a, W, alpha, beta, teacher=ta, lam=lam_x, )",
