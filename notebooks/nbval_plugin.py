@@ -15,6 +15,7 @@ from network_plugin import (  # noqa: E402, F401  (pytest hooks, registered by i
     pytest_runtest_makereport,
     pytest_runtest_setup,
     pytest_sessionfinish,
+    pytest_sessionstart,
 )
 
 CHECK_TAG = "nbval-check-output"

@@ -38,6 +38,7 @@ from network_plugin import (  # noqa: E402, F401  (pytest hooks, registered by i
     pytest_runtest_makereport,
     pytest_runtest_setup,
     pytest_sessionfinish,
+    pytest_sessionstart,
 )
 
 # --- markers and groups -----------------------------------------------------------------------

@@ -178,3 +178,49 @@ def test_attempt_outside_every_test_fails_the_session_under_xdist(tmp_path):
     rc, text = _nested_xdist_session(tmp_path, PROBE_AT_COLLECTION=1)
     assert "2 passed" in text and "failed" not in text, text
     assert rc == 1 and "collection-time.example" in text, text
+
+
+FORKED_SESSIONS = """
+import os, pytest
+
+ARGS = ["-p", "conftest", "-q", "-o", "addopts=", "--rootdir", ".", "-p", "no:cacheprovider"]
+pytest.main(["--collect-only", "-qqq", *ARGS, "."])  # the server: imports the conftest once
+
+
+def session(test, probe):  # one mutant's session, forked from the server
+    pid = os.fork()
+    if pid == 0:
+        if probe:
+            os.environ["PROBE_IN_TEST"] = "1"
+        os._exit(int(pytest.main([*ARGS, "-x", "test_probe.py::" + test])))
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+print("exit statuses", session("test_child_attempt", True), session("test_passes", False))
+"""
+
+
+def test_sessions_forked_from_one_server_keep_separate_logs(tmp_path):
+    """mutmut's forkserver: the conftest is imported once, then every mutant's session runs in
+    a forked child. A session whose test tried the network fails; the next session, with a test
+    that passes, must pass, not inherit the first one's log (it did: every mutant after one
+    that reached for the network counted as killed)."""
+    (tmp_path / "test_probe.py").write_text(textwrap.dedent(PROBE))
+    (tmp_path / "server.py").write_text(FORKED_SESSIONS)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TWOLAYER_NETWORK", "PYTEST_", "COV_"))
+    }
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), env.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, "server.py"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    text = out.stdout + out.stderr
+    assert "child.example" in text, text  # the first session's attempt was logged and blamed
+    assert out.returncode == 0 and "exit statuses 1 0" in text, text

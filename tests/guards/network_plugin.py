@@ -9,7 +9,8 @@ chapter notebooks), which import them.
   too. A connection to a non-loopback address or a DNS lookup of a non-local name is refused
   and logged to ``$TWOLAYER_NETWORK_DIR/<worker>.log``. A test during which its worker's log
   grew fails (in the phase, setup, call or teardown, in which it grew); and the session fails
-  (on the xdist controller too) if any log is not empty at the end.
+  (on the xdist controller too) if any log is not empty at the end. A session forked from a
+  process that imported this module (mutmut's forkserver) starts a folder of its own.
 """
 
 from __future__ import annotations
@@ -33,13 +34,35 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 # one folder of connection logs for the whole session: created by the controller (or a plain
 # run), inherited by xdist workers; each process family writes its own file
-if not os.environ.get("TWOLAYER_NETWORK_DIR"):
-    os.environ["TWOLAYER_NETWORK_DIR"] = tempfile.mkdtemp(prefix="twolayer-net-")
-NETWORK_DIR = Path(os.environ["TWOLAYER_NETWORK_DIR"])
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
-NETWORK_LOG = NETWORK_DIR / f"{WORKER}.log"
-os.environ["TWOLAYER_NETWORK_LOG"] = str(NETWORK_LOG)
+
+
+def _use_new_folder() -> None:
+    global NETWORK_DIR, NETWORK_LOG
+    os.environ["TWOLAYER_NETWORK_DIR"] = tempfile.mkdtemp(prefix="twolayer-net-")
+    NETWORK_DIR = Path(os.environ["TWOLAYER_NETWORK_DIR"])
+    NETWORK_LOG = NETWORK_DIR / f"{WORKER}.log"
+    os.environ["TWOLAYER_NETWORK_LOG"] = str(NETWORK_LOG)
+
+
+if os.environ.get("TWOLAYER_NETWORK_DIR"):
+    NETWORK_DIR = Path(os.environ["TWOLAYER_NETWORK_DIR"])
+    NETWORK_LOG = NETWORK_DIR / f"{WORKER}.log"
+    os.environ["TWOLAYER_NETWORK_LOG"] = str(NETWORK_LOG)
+else:
+    _use_new_folder()
+_IMPORTED_BY = os.getpid()
 runpy.run_path(str(GUARDS / "sitecustomize.py"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist starts its workers, which inherit the folder
+def pytest_sessionstart(session):
+    """A session in a process forked after this module was imported (mutmut forks every
+    mutant's session from one server that collected the tests) gets a folder of its own: else
+    one session's blocked attempt, left in the shared log, would fail every later session and
+    every test that a concurrent session's attempt overlaps."""
+    if os.getpid() != _IMPORTED_BY and not os.environ.get("PYTEST_XDIST_WORKER"):
+        _use_new_folder()
 
 
 def _attempts() -> str:
