@@ -1893,6 +1893,12 @@ def summary_text(
         total.update(dict(enumerate(row)))
         lines.append(f"| {mod.removeprefix('twolayer.')} | " + " | ".join(map(str, row)) + " |")
     lines.append("| **all** | " + " | ".join(str(total[i]) for i in range(len(cols) + 3)) + " |")
+    lines += [
+        "",
+        f"Listed as equivalent, yet killed: {len(rep.killed_equivalent)} (0 in a clean run: a "
+        "kill of one would mean a wrong reason, or a test that fails for a cause other than the "
+        "mutant, which would make every kill suspect).",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -2212,7 +2218,11 @@ def main(argv: list[str]) -> int:
         print(f"   MUST KILL, {status.get(mu.name, 'not checked')}: {show(mu)}")
     for mu in rep.killed_equivalent:
         print(f"   listed as equivalent but killed (a wrong reason, or a flaky test): {show(mu)}")
-    bad = check_static(mutants, modules) + len(rep.must_kill) + bool(missing)
+    # a listed equivalent that was killed: its reason is wrong, or a test failed for a cause
+    # other than the mutant (a flaky test, or state one session left to the next), which
+    # would make any kill of the run suspect
+    bad = check_static(mutants, modules) + len(rep.must_kill) + len(rep.killed_equivalent)
+    bad += bool(missing)
     if full and not rep.unchecked:
         started = checkpoint["started"] if checkpoint else None
         text = summary_text(rep, today, mutmut_version(), modules, checkout_commit(), started)

@@ -128,6 +128,15 @@ def test_truncated_record_and_bad_label(tmp_path):
     assert path.exists()
 
 
+def test_empty_batch_file_is_refused():
+    """0 bytes is a multiple of the record size but holds no record: refused by name."""
+    with pytest.raises(ArchiveError, match=r"^e\.bin has 0 bytes, not a positive multiple"):
+        images.parse_records(b"", "e.bin")
+    one = bytes(images.RECORD_BYTES)  # one record, label 0, black pixels
+    px, lb = images.parse_records(one, "one.bin")
+    assert px.shape == (1, 3072) and lb.tolist() == [0] and not px.any()
+
+
 def test_archive_missing_a_batch(tmp_path):
     import io
 
