@@ -1391,6 +1391,26 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.certificate": {
+        "relu_ge_prime": {
+            (
+                "H = herm.hermite_normalized(max(ell - 2, 0), z)",
+                "H = herm.hermite_normalized(max(ell - 2, 1), z)",
+            ): (
+                "differs only at ell = 2, where it also computes h_1(z) = z, a copy that cannot "
+                "overflow, which H[: ell - 1] = H[:1] drops; ell < 2 raises in head() either way"
+            ),
+            (
+                "return (z > 0).astype(np.float64) - np.tensordot(c, H[: ell - 1], axes=1)",
+                "return (z > 0).astype(None) - np.tensordot(c, H[: ell - 1], axes=1)",
+            ): "astype(None) is astype(float64): np.dtype(None) is float64",
+            (
+                "return (z > 0).astype(np.float64) - np.tensordot(c, H[: ell - 1], axes=1)",
+                "return (z > 0).astype(np.float64) - np.tensordot(c, H[: ell + 1], axes=1)",
+            ): (
+                "H has max(ell - 2, 0) + 1 = ell - 1 rows for ell >= 2, so H[: ell + 1] is all of "
+                "H like H[: ell - 1]; ell < 2 raises in head() first"
+            ),
+        },
         "solve": {
             ("np.fill_diagonal(t, 1.0)", "np.fill_diagonal(t, 2.0)"): (
                 "the diagonal of t is read only through kappa, which clips t to [-1, 1] first: "
@@ -1653,6 +1673,30 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                     "sid else [])"
                 ),
             ): NO_HASH_IN_LABELS,
+        },
+    },
+    "core.stats": {
+        "t_interval": {
+            (
+                "v = np.asarray(values, dtype=np.float64).reshape(-1)",
+                "v = np.asarray(values, dtype=np.float64).reshape(-2)",
+            ): NEGATIVE_RESHAPE,
+            (
+                "v = np.asarray(values, dtype=np.float64).reshape(-1)",
+                "v = np.asarray(values, dtype=np.float64).reshape(None)",
+            ): (
+                "reshape(None) keeps the shape, and what follows reads v only through v.size, "
+                "v.mean() and v.std(ddof=1), which take every entry either way (only NumPy's "
+                "order of summation may differ, to rounding)"
+            ),
+        },
+    },
+    "paper_a.images": {
+        "parse_records": {
+            (
+                "rec = np.frombuffer(raw, dtype=np.uint8).reshape(-1, RECORD_BYTES)",
+                "rec = np.frombuffer(raw, dtype=np.uint8).reshape(-2, RECORD_BYTES)",
+            ): NEGATIVE_RESHAPE,
         },
     },
 }

@@ -5,6 +5,7 @@ squares and the sampling law of the slope."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -59,8 +60,21 @@ def test_t_interval_reads_values_flat_and_single_value_has_no_interval():
     assert mean == 5.0 and math.isnan(lo) and math.isnan(hi)
 
 
+def test_t_interval_reads_single_precision_values_in_double():
+    """float32 values (a GPU run's errors) are read in float64: the mean of (1, 1, 2) is 4/3 to
+    double precision, not float32's nearest value 1.33333337 (8e-8 away). The float32 inputs
+    are exact integers, so only the arithmetic's precision is tested."""
+    mean, lo, hi = stats.t_interval(np.array([1.0, 1.0, 2.0], dtype=np.float32))
+    assert isinstance(mean, float)
+    assert mean == pytest.approx(4 / 3, rel=1e-15)
+    # s^2 = ((1/3)^2 * 2 + (2/3)^2) / 2 = 1/3; the half-width is t_{0.975, 2} s / sqrt(3)
+    t975 = 0.95 / math.sqrt(2 * 0.975 * 0.025)
+    assert hi - mean == pytest.approx(t975 * math.sqrt(1 / 3) / math.sqrt(3), rel=1e-12)
+
+
 def test_t_interval_rejects_no_values_and_a_bad_level():
-    with pytest.raises(ValueError, match="at least one value"):
+    msg = "t_interval needs at least one value, got none"
+    with pytest.raises(ValueError, match=rf"^{re.escape(msg)}$"):
         stats.t_interval([])
     for level in (0.0, 1.0, 1.5, -0.1):
         with pytest.raises(ValueError, match="level must lie in"):

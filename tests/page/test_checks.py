@@ -68,6 +68,13 @@ def test_a_value_is_evaluated_only_where_it_applies():
         (1.1, "in", (1.0, 1.5), 0.1, None),  # interval: distance to the nearer end
         (0.9, "in", (1.0, 1.5), -0.1, None),
         (-0.4, "<", 0.0, 0.4, None),  # a sign: no factor against a zero bound
+        # a factor needs both value and bound positive: a negative value against a positive
+        # bound, a zero value, a positive value against a zero bound have none
+        (-0.5, "<=", 1.0, 1.5, None),
+        (0.0, "<=", 1.0, 1.0, None),
+        (0.0, ">", 1.0, -1.0, None),
+        (0.5, "<", 0.0, -0.5, None),
+        (0.5, ">=", 0.0, 0.5, None),
         (0.5, "in", [0.0, 2.0], 0.5, None),  # an interval read from a results file (a list)
         (True, "==", True, None, None),
         (1, "==", 1, None, None),

@@ -619,3 +619,55 @@ def test_points_with_gram_not_positive_definite_raises_with_default_what(norms, 
     msg = "the Gram matrix is not positive definite for "
     with pytest.raises(ValueError, match="^" + re.escape(msg) + "$"):
         data.points_with_gram(np.array(norms), c, 3, np.random.default_rng(2))
+
+
+# --- gaussian_span_coordinates --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n,d", [(5, 3), (4, 4)])
+def test_gaussian_span_coordinates_at_d_up_to_n_is_the_sample_itself(n, d):
+    """With ``d <= n`` (``d = n`` included) ``R^d`` itself is the subspace: the coordinates are
+    the points, bit for bit the ``N(0, I_d)`` sample and fair labels that ``nearly_orthogonal``
+    (``Sigma = I``) draws from the same seed, not a triangular Bartlett factor."""
+    ds = data.gaussian_span_coordinates(n, d, seed=3)
+    ref = data.nearly_orthogonal(n, d, 3)
+    assert ds.X.shape == (n, d)
+    assert np.array_equal(ds.X, ref.X) and np.array_equal(ds.y, ref.y)
+
+
+@pytest.mark.parametrize("n,d", [(4, 2), (3, 10**12)])
+def test_gaussian_span_coordinates_record(n, d):
+    """The record names the model and the arguments n, d, seed, and nothing else, for small
+    ``d`` as for an astronomically large one (whose ``X`` has only ``n`` columns)."""
+    ds = data.gaussian_span_coordinates(n, d, seed=9)
+    assert ds.info == {"model": "gaussian_span_coordinates", "n": n, "d": d, "seed": 9}
+    assert ds.X.shape == (n, min(n, d))
+
+
+def test_gaussian_span_coordinates_given_labels_used_as_float64():
+    """Given labels are returned as given (two different label vectors each come back
+    unchanged, so they are not drawn), as float64 even when given as Python integers."""
+    for y in ([1, -1, -1, 1], [-1, -1, 1, 1]):
+        for d in (2, 50):  # both branches: the sample itself and Bartlett coordinates
+            ds = data.gaussian_span_coordinates(4, d, seed=1, y=y)
+            assert ds.y.dtype == np.float64
+            assert np.array_equal(ds.y, np.array(y, dtype=np.float64))
+
+
+@pytest.mark.parametrize(
+    "n,d,y,message",
+    [
+        (0, 4, None, "n must be a positive integer, got 0"),
+        (3, 0, None, "d must be a positive integer, got 0"),
+        (3, 4, np.array([1.0, -1.0]), Y_MESSAGE),  # right values, wrong length
+        (3, 4, np.array([1.0, 0.0, -1.0]), Y_MESSAGE),  # right length, a value not +-1
+        (3, 4, np.ones((3, 1)), Y_MESSAGE),  # right values, a column instead of a vector
+    ],
+    ids=["n=0", "d=0", "y-short", "y-value-0", "y-column"],
+)
+def test_gaussian_span_coordinates_bad_arguments_raise(n, d, y, message):
+    """Each bad argument raises with the whole message: a bad size names the parameter and its
+    value; labels fail when their shape is not ``(n,)`` or a value is not in ``{-1, +1}``."""
+    pattern = message if message == Y_MESSAGE else "^" + re.escape(message) + "$"
+    with pytest.raises(ValueError, match=pattern):
+        data.gaussian_span_coordinates(n, d, seed=0, y=y)

@@ -5,6 +5,7 @@ stand-in, splitting, standardization and binary labels."""
 from __future__ import annotations
 
 import hashlib
+import re
 import tarfile
 
 import numpy as np
@@ -137,6 +138,22 @@ def test_empty_batch_file_is_refused():
     assert px.shape == (1, 3072) and lb.tolist() == [0] and not px.any()
 
 
+def test_labels_stop_at_9():
+    """CIFAR-10 has ten classes, labels 0..9: a record labelled 9 (the last class, truck) is
+    read, one labelled 10 (the first value past the classes) is refused, by name, with the
+    whole message."""
+    last = bytes([9]) + bytes(range(256)) * 12  # label 9, 3072 = 12 * 256 pixel bytes
+    px, lb = images.parse_records(last, "nine.bin")
+    assert lb.tolist() == [9] and px[0, :256].tolist() == list(range(256))
+    past = bytes([10]) + bytes(3072)
+    msg = (
+        "ten.bin holds label 10; CIFAR-10 labels are 0..9 "
+        "(the file is corrupt or not in the official binary format)"
+    )
+    with pytest.raises(ArchiveError, match=rf"^{re.escape(msg)}$"):
+        images.parse_records(last + past, "ten.bin")
+
+
 def test_archive_missing_a_batch(tmp_path):
     import io
 
@@ -222,6 +239,40 @@ def test_standardize_modes():
     assert np.all(z_tr[:, 0] == 0)
     with pytest.raises(ValueError, match="mode"):
         images.standardize(tr, te, 16.0, "whiten")
+
+
+def test_standardize_by_hand():
+    """A worked example, max_value 4, two training images of two pixels (0, 2) and (4, 2), one
+    test image (3, 0). Scale: train (0, 1/2), (1, 1/2), test (3/4, 0). Center by the training
+    means (1/2, 1/2): train (-1/2, 0), (1/2, 0), test (1/4, -1/2). z-score by the training
+    standard deviations (1/2, 0), the constant second pixel divided by 1 instead: train
+    (-1, 0), (1, 0), test (1/2, -1/2)."""
+    tr, te = np.array([[0.0, 2.0], [4.0, 2.0]]), np.array([[3.0, 0.0]])
+    expected = {
+        "scale": ([[0.0, 0.5], [1.0, 0.5]], [[0.75, 0.0]]),
+        "center": ([[-0.5, 0.0], [0.5, 0.0]], [[0.25, -0.5]]),
+        "zscore": ([[-1.0, 0.0], [1.0, 0.0]], [[0.5, -0.5]]),
+    }
+    for mode, (e_tr, e_te) in expected.items():
+        s_tr, s_te = images.standardize(tr, te, 4.0, mode)
+        np.testing.assert_array_equal(s_tr, e_tr)
+        np.testing.assert_array_equal(s_te, e_te)
+    # the default mode is "scale"
+    s_tr, s_te = images.standardize(tr, te, 4.0)
+    np.testing.assert_array_equal(s_tr, expected["scale"][0])
+    np.testing.assert_array_equal(s_te, expected["scale"][1])
+
+
+def test_standardize_max_value_must_be_positive():
+    """Any positive max_value is a scale, also one below 1 (pixels in [0, 1/2] become
+    [0, 1]); zero, a negative value and NaN are refused, with the whole message."""
+    s_tr, s_te = images.standardize(np.array([[0.25, 0.5]]), np.array([[0.125, 0.0]]), 0.5)
+    np.testing.assert_array_equal(s_tr, [[0.5, 1.0]])
+    np.testing.assert_array_equal(s_te, [[0.25, 0.0]])
+    x = np.ones((2, 2))
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match=r"^max_value must be positive$"):
+            images.standardize(x, x, bad)
 
 
 def test_binary_labels():

@@ -257,6 +257,61 @@ def test_separation_and_rise():
     assert sgd.near_min_index([10, 3, 2, 1.5, 1.0], 1.1) == 4  # only the minimum itself
 
 
+def test_accuracy_gap_threshold_floors_each_variance_at_one_error():
+    """Worked example with n_train = 4, n_test = 5: a score of 0 or 1 counts as one error (or
+    one success) in the sample, so its variance is (1/n)(1 - 1/n)/n, not 0; 0.5 and 0.6 are
+    left alone."""
+    thr = sgd.accuracy_gap_threshold([0.0, 0.5, 1.0], [0.0, 0.6, 1.0], 4, 5)
+    edge = (1 / 4) * (3 / 4) / 4 + (1 / 5) * (4 / 5) / 5  # 3/64 + 4/125
+    mid = 0.5 * 0.5 / 4 + 0.6 * 0.4 / 5  # 1/16 + 6/125
+    np.testing.assert_allclose(thr, 3 * np.sqrt([edge, mid, edge]), rtol=1e-12)
+    assert thr[0] == pytest.approx(3 * math.sqrt(3 / 64 + 4 / 125), rel=1e-12)
+
+
+def test_separation_index_z_and_where_the_run_of_excess_starts():
+    """n = 100 each, train 0.9 and test 0.72: the standard error is sqrt((0.09 + 0.2016) / 100)
+    = 0.054, so the gap 0.18 is 3.33 s.e.: above 3 s.e. (the default), below 4 s.e."""
+    assert math.sqrt((0.9 * 0.1 + 0.72 * 0.28) / 100) == pytest.approx(0.054)
+    assert sgd.separation_index([0.9], [0.72], 100, 100) == 0
+    assert sgd.separation_index([0.9], [0.72], 100, 100, z=4.0) is None
+    assert sgd.separation_index([0.9], [0.72], 100, 100, z=3.3) == 0
+    # z = 0: any strict excess counts, and equal accuracies (gap 0) are not an excess
+    assert sgd.separation_index([0.5, 0.7], [0.5, 0.7], 100, 100, z=0.0) is None
+    assert sgd.separation_index([0.5, 0.7], [0.5, 0.69], 100, 100, z=0.0) == 1
+    # the answer is the start of the final run of records above the threshold
+    hi, lo = 1.0, 0.5  # gap 0.5, far above 3 s.e. with n = 1000
+    cases = {
+        (hi, hi, hi, hi): 0,  # above from the first record
+        (lo, hi, hi): 1,
+        (lo, lo, hi): 2,  # only the last record
+        (hi, lo, hi): 2,  # a gap that closed once restarts the run
+        (hi,): 0,
+    }
+    for train, start in cases.items():
+        assert sgd.separation_index(list(train), [0.5] * len(train), 1000, 1000) == start
+
+
+def test_near_min_and_rise_ties_and_default_factor():
+    """Ties with the factor times the minimum: near_min_index counts them (<=), rise_index does
+    not (a rise exceeds the factor); near_min_index's default factor is 1.1."""
+    assert sgd.near_min_index([4.0, 2.0, 1.0], 2.0) == 1  # 2 = 2 * 1
+    assert sgd.rise_index([2.0, 1.0, 2.0], 2.0) is None  # 2 = 2 * 1 is no rise
+    assert sgd.rise_index([2.0, 1.0, 2.0, 2.5], 2.0) == 3
+    assert sgd.near_min_index([10.0, 1.5, 1.0]) == 2  # 1.5 is not within 1.1 of 1
+    assert sgd.near_min_index([10.0, 1.05, 1.0]) == 1
+
+
+def test_history_readers_take_numbers_as_text():
+    """The readers read their inputs as floats (np.asarray(., float)), so numbers given as text,
+    e.g. read from a CSV file, give the answers of the numbers themselves."""
+    thr = sgd.accuracy_gap_threshold(["0.5"], ["0.6"], 4, 5)
+    np.testing.assert_allclose(thr, [3 * math.sqrt(1 / 16 + 6 / 125)], rtol=1e-12)
+    assert sgd.separation_index(["0.9"], ["0.72"], 100, 100) == 0
+    assert sgd.rise_index(["5", "2", "1", "1.5", "2.5", "3"]) == 4
+    assert sgd.halving_index(["10", "6", "4.9", "3"]) == 2
+    assert sgd.near_min_index(["10", "3", "1.05", "1.02", "1.0"], 1.1) == 2
+
+
 def test_summarize_rows():
     X, y = toy(n=120, binary=True)
     r = sgd.train(

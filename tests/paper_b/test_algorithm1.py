@@ -184,3 +184,53 @@ def test_stage3_halves_the_weight_decay_every_epoch_and_doubles_the_steps():
     assert lam_by_epoch == {0: 0.04, 1: 0.02, 2: 0.01}
     steps = [sum(1 for k in tr.epoch if k == e) - 1 for e in range(3)]  # records 0..n per epoch
     assert steps == [5, 10, 20]
+
+
+# --- Stage 2: the subgradient method on one-dimensional problems solved by hand -------------------
+
+
+def _scalar_problem(b, lam):
+    """``a^2 - 2 b a + lam |a|`` (G = 1, c = 0, weight 1) in the solver's argument form."""
+    return np.eye(1), np.array([float(b)]), 0.0, {"weights": np.ones(1), "lam": lam}
+
+
+def test_stage2_subgradient_history_records_every_step_by_default():
+    """With b = lam = 0 and eta = 1/4 a step is a <- a - (2a)/4 = a/2, so a_t = 2^-t and the
+    objective is a_t^2 = 4^-t (exact in binary). By default every step is recorded."""
+    G, b, c, kw = _scalar_problem(0, 0.0)
+    best, hist = alg.stage2_subgradient(np.ones(1), G, b, c, eta=0.25, steps=3, **kw)
+    assert hist.tolist() == [1.0, 1 / 4, 1 / 16, 1 / 64]
+    assert best.tolist() == [1 / 8]
+
+
+def test_stage2_subgradient_history_records_multiples_of_record_every_and_the_end():
+    """Same halving problem, 7 steps, record_every = 3: the history holds the start, steps 3
+    and 6 and the last step 7, i.e. 4^0, 4^-3, 4^-6, 4^-7."""
+    G, b, c, kw = _scalar_problem(0, 0.0)
+    best, hist = alg.stage2_subgradient(
+        np.ones(1), G, b, c, eta=0.25, steps=7, record_every=3, **kw
+    )
+    assert hist.tolist() == [1.0, 4.0**-3, 4.0**-6, 4.0**-7]
+    assert best.tolist() == [2.0**-7]
+
+
+def test_stage2_subgradient_takes_sign_zero_at_zero():
+    """At a = 0 the subgradient uses sign(0) = 0. For a^2 - 2a + |a|/2 from a = 0 with
+    eta = 1/4: a1 = 0 - (0 - 2 + 0)/4 = 1/2 (objective 1/4 - 1 + 1/4 = -1/2), then
+    a2 = 1/2 - (1 - 2 + 1/2)/4 = 5/8 (objective 25/64 - 5/4 + 5/16 = -35/64), heading to the
+    minimizer 3/4 (from 2a - 2 + 1/2 = 0)."""
+    G, b, c, kw = _scalar_problem(1, 0.5)
+    best, hist = alg.stage2_subgradient(np.zeros(1), G, b, c, eta=0.25, steps=2, **kw)
+    assert hist.tolist() == [0.0, -0.5, -35 / 64]
+    assert best.tolist() == [5 / 8]
+
+
+def test_stage2_subgradient_keeps_the_first_best_iterate_as_float():
+    """With b = lam = 0 and eta = 1 a step is a <- a - 2a = -a: the iterates 1, -1, 1, ... all
+    have objective 1, so no later iterate is strictly better and the best is the start, which
+    comes back as a float array even when a0 is a list of integers."""
+    G, b, c, kw = _scalar_problem(0, 0.0)
+    best, hist = alg.stage2_subgradient([1], G, b, c, eta=1.0, steps=1, **kw)
+    assert hist.tolist() == [1.0, 1.0]
+    assert best.tolist() == [1.0]
+    assert best.dtype == np.float64

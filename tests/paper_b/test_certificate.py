@@ -443,3 +443,94 @@ def test_kappa_second_derivative_is_infinite_at_the_poles_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert cert.kappa(np.array([1.0, -1.0]), 4, 2).tolist() == [math.inf, math.inf]
+
+
+def test_kappa_series_by_hand():
+    """The truncated series with ``ell = 2``: ``sigma_2^2 = 1/(4 pi)``, ``sigma_3 = 0``,
+    ``sigma_4^2 = 1/(48 pi)`` (Lemma A.1) and ``Z_2^2 = 1/2 - 1/(2 pi) - 1/4 = (pi - 2)/(4 pi)``,
+    so up to ``k_max = 4`` it is ``(t^2 + t^4/12) / (pi - 2)`` (both ends of ``[ell, k_max]``
+    included); the output has the shape of ``t`` (2-D, 0-d); ``t`` is read as float64, so a
+    ``Decimal`` is accepted like the float it represents."""
+    from decimal import Decimal
+
+    def by_hand(t):
+        return (t**2 + t**4 / 12) / (math.pi - 2)
+
+    t = np.array([[0.5, -0.3], [1.0, 0.0]])
+    v = cert.kappa_series(t, 2, 4)
+    assert v.shape == (2, 2)
+    assert np.allclose(v, by_hand(t), rtol=1e-14, atol=0)
+    assert cert.kappa_series(0.5, 2, 2) == pytest.approx(0.25 / (math.pi - 2), rel=1e-14)
+    s = cert.kappa_series(0.5, 2, 3)  # sigma_3 = 0: nothing added
+    assert s.shape == () and s == pytest.approx(0.25 / (math.pi - 2), rel=1e-14)
+    d = cert.kappa_series([Decimal("0.5"), Decimal("-0.25")], 2, 4)
+    assert d.dtype == np.float64
+    assert np.allclose(d, by_hand(np.array([0.5, -0.25])), rtol=1e-14, atol=0)
+
+
+def test_relu_ge_prime_by_hand():
+    """``relu_{>=2}'(z) = 1{z > 0} - sigma_1 = 1{z > 0} - 1/2`` and ``relu_{>=4}'(z) = 1{z > 0}
+    - 1/2 - sigma_2 sqrt(2) h_1(z) = 1{z > 0} - 1/2 - z / sqrt(2 pi)`` (``sigma_2 = 1/(2
+    sqrt(pi))``, ``sigma_3 = 0``), with ``relu'(0) = 0``; only ``h_0 .. h_{ell-2}`` are evaluated,
+    so ``z = +-1e100`` gives exactly ``+-1/2`` at ``ell = 2`` without an overflow warning (``h_4(z)
+    ~ z^4`` would overflow)."""
+    import warnings
+
+    z = np.array([-1.5, 0.0, 0.7])
+    assert np.allclose(cert.relu_ge_prime(z, 2), [-0.5, -0.5, 0.5], rtol=0, atol=1e-15)
+    expected = np.array([0.0, 0.0, 1.0]) - 0.5 - z / math.sqrt(2 * math.pi)
+    assert np.allclose(cert.relu_ge_prime(z, 4), expected, rtol=0, atol=1e-15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = cert.relu_ge_prime(np.array([1e100, -1e100]), 2)
+    assert big.tolist() == [0.5, -0.5]
+
+
+def test_relu_ge_functions_read_their_argument_as_float64():
+    """``z`` is converted to float64 first: ``Decimal`` values give the float results, and a
+    ``Decimal`` below the smallest subnormal (``1e-400``) is read as ``0``, where ``relu'`` is 0:
+    ``relu_{>=2}'`` is ``-1/2`` there."""
+    from decimal import Decimal
+
+    zf = np.array([0.5, -1.25, 2.0])
+    zd = [Decimal(float(v)) for v in zf]  # exact: the same numbers
+    for ell in (2, 4):
+        v = cert.relu_ge(zd, ell)
+        assert v.dtype == np.float64 and np.array_equal(v, cert.relu_ge(zf, ell))
+        assert np.array_equal(cert.relu_ge_prime(zd, ell), cert.relu_ge_prime(zf, ell))
+    assert cert.relu_ge_prime([Decimal("1e-400")], 2).tolist() == [-0.5]
+
+
+def _scaled_prototype():
+    """``prototype(3, 1)`` with teacher norms ``2, 3, 1/2`` (same directions, same ``S_*``)."""
+    t = tmod.prototype(3, 1)
+    return tmod.Teacher(t.a, t.W * np.array([[2.0], [3.0], [0.5]]), info=t.info)
+
+
+def test_lemma9_terms_weighs_teachers_by_their_norms():
+    """``mu* = sum a*_i ||w*_i|| delta_{wbar*_i}``: for norms ``2, 3, 1/2`` and ``a* = (1, -1,
+    1)`` its masses are ``(2, -3, 1/2)``, ``|mu*|_1 = 5.5`` and ``<eta, mu*> = sum |a*_i|
+    ||w*_i|| = 5.5`` (``eta(u_i) = sign a*_i``); ``mu = mu*`` gives zero loss and ``lhs1``."""
+    t = _scaled_prototype()
+    C = cert.solve(t, 4)
+    Us = t.W / np.linalg.norm(t.W, axis=1, keepdims=True)
+    T = cert.lemma9_terms(C, 0.1, t, Us, c=[2.0, -3.0, 0.5])
+    assert T["mass_star"] == pytest.approx(5.5, rel=1e-14)
+    assert T["pair_star"] == pytest.approx(5.5, rel=1e-10)
+    assert T["pair"] == pytest.approx(5.5, rel=1e-10) and T["mass"] == 5.5
+    assert T["loss"] < 1e-12 and T["lhs1"] < 1e-10
+
+
+def test_lemma9_terms_reads_measures_as_float64():
+    """Atoms ``U`` and masses ``c`` given as ``Decimal`` (exactly the float numbers) give the
+    same terms as the floats: both are converted to float64 first."""
+    from decimal import Decimal
+
+    t = _scaled_prototype()
+    C = cert.solve(t, 4)
+    U, c = cert.random_measure(t, 6, np.random.default_rng(2))
+    expected = cert.lemma9_terms(C, 0.1, t, U, c=c)
+    Ud = [[Decimal(float(x)) for x in row] for row in U]
+    cd = [Decimal(float(x)) for x in c]
+    assert cert.lemma9_terms(C, 0.1, t, Ud, c=c) == expected
+    assert cert.lemma9_terms(C, 0.1, t, U, c=cd) == expected

@@ -39,6 +39,17 @@ def test_bootstrap_spread_shrinks_with_repetitions_and_covers_truth():
     assert not many.covers(-1.7, 4 * many.se)
 
 
+def test_covers_is_a_closed_interval():
+    """covers(target, width) is |value - target| <= width: the closed interval
+    [value - width, value + width]. With dyadic numbers (exact in binary) the ends are hit
+    exactly: 1.5 is 0.5 from 1.0 and 2.0, so both ends are covered, 0.5 + 2^-20 is not."""
+    e = fits.Estimate(value=1.5, se=0.25, lo=1.0, hi=2.0, reps=4)
+    assert e.covers(1.0, 0.5) and e.covers(2.0, 0.5)
+    assert not e.covers(1.0 - 2.0**-20, 0.5) and not e.covers(2.0 + 2.0**-20, 0.5)
+    assert e.covers(1.5, 0.0)  # a zero width covers the value itself
+    assert not e.covers(1.5 + 2.0**-20, 0.0)
+
+
 def test_bootstrap_single_repetition_has_infinite_spread():
     """With one repetition there is nothing to resample (documented): the estimate is the
     statistic with se = inf and the interval (-inf, inf), for one repetition."""
