@@ -542,6 +542,12 @@ LOGISTIC_DEFAULT = (
 )
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_a.metrics": {
+        "normalize_by_margin": {
+            (
+                'qmin = torch.where(qmin > 0, qmin, torch.full_like(qmin, float("nan")))',
+                'qmin = torch.where(qmin > 0, qmin, torch.full_like(qmin, float("NAN")))',
+            ): "float() reads 'NAN' like 'nan': the same NaN, bit for bit",
+        },
         "stable_rank": {
             (
                 "spec2 > 0,",
@@ -555,6 +561,9 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.data": {
+        "noisy_xor_span_coordinates": {
+            ("idx = rng.integers(0, 4, size=n)", "idx = rng.integers(4, size=n)"): LOW_DEFAULT,
+        },
         "gaussian_mixture": {
             (
                 "X = clean[:, None] * mu[None, :] + rng.standard_normal((n, d))",
@@ -1315,6 +1324,22 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.flow": {
+        "distance_history": {
+            (
+                "return (torch.linalg.norm(Wn - Ws, dim=(-2, -1)) / torch.linalg.norm(Ws)).numpy()",
+                "return (torch.linalg.norm(Wn - Ws, dim=(+2, -1)) / torch.linalg.norm(Ws)).numpy()",
+            ): "a FlowRun's W is (K, B, m, d): axis 2 is axis -2",
+            (
+                "Wn = metrics.normalize_by_margin(net, run.W, X, y, strict=False)",
+                "Wn = metrics.normalize_by_margin(net, run.W, X, y, strict=None)",
+            ): "normalize_by_margin reads strict only as a condition, where None is False",
+        },
+        "span_coordinates": {
+            (
+                "U, s, Vt = np.linalg.svd(X, full_matrices=False)",
+                "U, s, Vt = np.linalg.svd(X, full_matrices=None)",
+            ): "np.linalg.svd reads full_matrices only as a condition, where None is False",
+        },
         "normalized_flow": {
             (f"{v} = torch.as_tensor({v}).to(dtype=W.dtype, device=W.device)", after): CPU
             for v in ("X", "y")
@@ -1520,6 +1545,13 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.lowrank": {
+        "proxy_pl_constant": {
+            ("if consts.rho >= 1:", "if consts.rho > 1:"): (
+                "differs only at rho = 1 exactly, where the formula's factor 1 - rho is 0.0: "
+                "gamma R_min^2 0.0 / (R_max sqrt(2 n)) is +0.0, the value returned at rho >= 1, "
+                "for the positive finite constants data_constants gives"
+            ),
+        },
         "risk_bound": {
             ("t = np.asarray(t, dtype=np.float64)", "t = np.asarray(t, dtype=None)"): T_PROMOTED,
             ("t = np.asarray(t, dtype=np.float64)", "t = np.asarray(t, )"): T_PROMOTED,
@@ -1618,6 +1650,18 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.xor": {
+        "_measure": {
+            **{
+                ("sel = torch.as_tensor(idx[rows], device=Xt.device)", after): (
+                    "the index tensor only selects rows of Xt: made on the default device (the "
+                    "CPU) it indexes a tensor on any device to the same values there"
+                )
+                for after in (
+                    "sel = torch.as_tensor(idx[rows], device=None)",
+                    "sel = torch.as_tensor(idx[rows], )",
+                )
+            },
+        },
         "first_d_at_chance": {
             ('first = float("nan")', 'first = float("NAN")'): "float() reads 'NAN' as nan",
             (
@@ -1673,6 +1717,25 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                     "sid else [])"
                 ),
             ): NO_HASH_IN_LABELS,
+        },
+    },
+    "paper_b.teacher": {
+        "assumption_values": {
+            **{
+                (
+                    '"r_over_d": max(c["r"] / t.d for c, t in zip(cs, teachers, strict=True)),',
+                    after,
+                ): (
+                    "cs is built by iterating over teachers, so the two have the same length for "
+                    "a teacher or any sequence of them; a one-shot iterator is refused with "
+                    "ValueError either way (zip's, or max's of an empty sequence)"
+                )
+                for after in (
+                    '"r_over_d": max(c["r"] / t.d for c, t in zip(cs, teachers, strict=None)),',
+                    '"r_over_d": max(c["r"] / t.d for c, t in zip(cs, teachers, )),',
+                    '"r_over_d": max(c["r"] / t.d for c, t in zip(cs, teachers, strict=False)),',
+                )
+            },
         },
     },
     "core.stats": {

@@ -671,3 +671,44 @@ def test_gaussian_span_coordinates_bad_arguments_raise(n, d, y, message):
     pattern = message if message == Y_MESSAGE else "^" + re.escape(message) + "$"
     with pytest.raises(ValueError, match=pattern):
         data.gaussian_span_coordinates(n, d, seed=0, y=y)
+
+
+# --- noisy_xor_span_coordinates -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "n,d,message",
+    [
+        (0, 4, "n must be a positive integer, got 0"),
+        (3, 0, "d must be a positive integer, got 0"),
+        (3, 1, "noisy 2-XOR needs d >= 2"),  # a positive integer, but XOR needs mu_1, mu_2
+    ],
+    ids=["n=0", "d=0", "d=1"],
+)
+def test_noisy_xor_span_coordinates_bad_arguments_raise(n, d, message):
+    """Each bad size raises with the whole message, naming the parameter and its value; ``d = 1``
+    passes that check but leaves no room for the two orthogonal centres."""
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        data.noisy_xor_span_coordinates(n, d, seed=0)
+
+
+def test_noisy_xor_span_coordinates_mu_norm_override():
+    """A given ``mu_norm`` replaces ``d^beta``: it is recorded, and with the same seed (the same
+    clusters and noise) two norms differ only in the first two coordinates, by the difference
+    of the norms along the cluster's centre direction ``+-e_1, +-e_2``."""
+    n, d = 40, 10
+    a = data.noisy_xor_span_coordinates(n, d, seed=5, mu_norm=5.0)
+    b = data.noisy_xor_span_coordinates(n, d, seed=5, mu_norm=2.0)
+    assert a.info["mu_norm"] == 5.0 and b.info["mu_norm"] == 2.0
+    assert np.array_equal(a.info["cluster"], b.info["cluster"])
+    assert set(a.info["cluster"]) == {0, 1, 2, 3}  # every centre occurs (n = 40)
+    directions = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    np.testing.assert_allclose(
+        a.X[:, :2] - b.X[:, :2], 3.0 * directions[a.info["cluster"]], rtol=0, atol=1e-12
+    )
+    assert np.array_equal(a.X[:, 2:], b.X[:, 2:])
+    # the default is d^beta: given explicitly it reproduces the default draw bit for bit
+    default = data.noisy_xor_span_coordinates(n, d, seed=5, beta=0.5)
+    assert default.info["mu_norm"] == pytest.approx(math.sqrt(10))
+    explicit = data.noisy_xor_span_coordinates(n, d, seed=5, mu_norm=10**0.5, beta=0.5)
+    assert np.array_equal(default.X, explicit.X)

@@ -528,3 +528,111 @@ def test_settled_and_first_below_read_the_right_step_and_time():
     first, t1 = run.first_below(thr)
     assert list(first) == [0, 2, 1]
     assert list(t1) == pytest.approx([10.0, 80.0, 60.0])
+
+
+def test_span_coordinates_rank_zero_one_and_deficient_data():
+    """``Q`` has ``r = rank X`` columns: a single point ``(3, 4)`` spans the line of ``(0.6,
+    0.8)`` (``X Q = +-5``), a zero data set spans nothing (``r = 0``), and three points of
+    rank 2 in ``R^4`` (``x_3 = x_1 + x_2``) give two coordinates; float32 data come back in
+    float64."""
+    Xc, Q = flow.span_coordinates([[3, 4]])
+    sign = np.sign(Q[0, 0])
+    np.testing.assert_allclose(sign * Q, [[0.6], [0.8]], rtol=1e-15)
+    np.testing.assert_allclose(sign * Xc, [[5.0]], rtol=1e-15)
+    Xc, Q = flow.span_coordinates(np.zeros((2, 3)))
+    assert Xc.shape == (2, 0) and Q.shape == (3, 0)
+    X = np.array([[1.0, 2.0, 0.0, -1.0], [0.0, 1.0, 3.0, 1.0], [1.0, 3.0, 3.0, 0.0]])
+    Xc, Q = flow.span_coordinates(X.astype(np.float32))  # these values are exact in float32
+    assert Xc.shape == (3, 2) and Q.shape == (4, 2)
+    assert Xc.dtype == np.float64 and Q.dtype == np.float64
+    np.testing.assert_allclose(Q.T @ Q, np.eye(2), atol=1e-15)
+    # every point lies in span Q (X = X Q Q^T) and inner products are kept
+    np.testing.assert_allclose(Xc @ Q.T, X, atol=1e-14)
+    np.testing.assert_allclose(Xc @ Xc.T, X @ X.T, atol=1e-13)
+    # float32 input: Q is an orthonormal basis to float64 precision, not float32's
+    Q32 = flow.span_coordinates(np.float32([[1.0, 2.0, 3.0]]))[1]
+    assert abs(float(Q32[:, 0] @ Q32[:, 0]) - 1) < 1e-14
+
+
+def test_span_coordinates_of_two_points_in_a_million_dimensions():
+    """The coordinates exist for d far above n (their purpose): two orthogonal points
+    ``(3, 4, 0, ...)`` and ``(0, 0, 5, 0, ...)`` in ``R^1000000`` have coordinates of norm 5 and
+    inner product 0, and ``Q`` is ``d x 2`` (a ``d x d`` basis would need 8 TB)."""
+    d = 1_000_000
+    X = np.zeros((2, d))
+    X[0, :2] = 3.0, 4.0
+    X[1, 2] = 5.0
+    Xc, Q = flow.span_coordinates(X)
+    assert Q.shape == (d, 2) and Xc.shape == (2, 2)
+    np.testing.assert_allclose(Xc @ Xc.T, [[25.0, 0.0], [0.0, 25.0]], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(Xc @ Q.T, X, rtol=0, atol=1e-12)
+
+
+def test_distance_history_worked_example():
+    """Leaky ReLU ``gamma = 1/2``, ``a = (1, -1)/sqrt 2``, ``X = I_2``, labels 1, ``W* =
+    [[1, 1], [-1, -1]]`` given as integers (``||W*|| = 2``). ``W = 3 W*`` has margins
+    ``(3 + 3/2)/sqrt 2`` on both points, so ``W~ = (2 sqrt 2 / 3) W*`` and the distance is
+    ``1 - 2 sqrt 2 / 3``. ``W = [[1, 0], [0, -1]]`` has margins ``1/sqrt 2`` and
+    ``(1/2)/sqrt 2``, so ``W~ = 2 sqrt 2 W`` and ``||W~ - W*||^2 = 2 (2 sqrt 2 - 1)^2 + 2``."""
+    net = models.LeakyNetwork(1, 1, gamma=0.5)
+    X, y = np.eye(2), np.ones(2)
+    W_star = [[1, 1], [-1, -1]]
+    Ws = torch.tensor([[[3.0, 3.0], [-3.0, -3.0]], [[1.0, 0.0], [0.0, -1.0]]], dtype=torch.float64)
+    expected = [1 - 2 * math.sqrt(2) / 3, math.sqrt(2 * (2 * math.sqrt(2) - 1) ** 2 + 2) / 2]
+    run = flow.FlowRun(np.array([0]), Ws[None], np.zeros((1, 2)), np.zeros((1, 2)), 1.0)
+    dist = flow.distance_history(run, net, X, y, W_star=W_star)
+    assert dist.shape == (1, 2)
+    np.testing.assert_allclose(dist[0], expected, rtol=1e-14)
+
+
+def test_certify_run_rows_times_and_selection():
+    """A hand-made run (steps 0, 3, 7 at step ``lr = 1/4``; gradient-flow time ``t = 10^(k +
+    2b)`` at step ``k`` of configuration ``b``) whose weights are multiples of Problem (3)'s
+    optimum ``W*``: ``0`` (every margin 0: not separated, skipped), ``W*/2`` (smallest margin
+    1/2: separated), ``-W*`` (skipped), ``2 W*``, ``W*``, ``3 W*``. Kept rows: one per
+    separated checkpoint and configuration, with ``s = k/4`` and ``log10_t = k + 2b``; each
+    certificate is that of ``W*`` (``dist_to_convex ~ 0``, ``z_ratio = ||z(W*)|| / ||z*||``
+    for the ``z*`` given). ``every_checkpoint=False`` keeps the last checkpoint, ``configs``
+    the configurations asked for."""
+    ds, net, sol = _problem()
+    z_star, _ = kkt.max_margin_separator(ds.X, ds.y)
+    Xt = np.random.default_rng(0).standard_normal((50, 6))
+    Wstar = torch.as_tensor(sol.W)
+    W = torch.stack(
+        [
+            torch.stack([0 * Wstar, Wstar / 2]),
+            torch.stack([-Wstar, 2 * Wstar]),
+            torch.stack([Wstar, 3 * Wstar]),
+        ]
+    )
+    log_time = np.log(10.0) * (np.arange(8)[:, None] + 2 * np.arange(2)[None, :])
+    run = flow.FlowRun(np.array([0, 3, 7]), W, np.zeros((8, 2)), log_time, 0.25)
+
+    def table(**kwargs):
+        return flow.certify_run(run, net, ds.X, ds.y, sol=sol, z_star=z_star, X_test=Xt, **kwargs)
+
+    full = table()
+    assert list(zip(full.config, full.step, strict=True)) == [(1, 0), (1, 3), (0, 7), (1, 7)]
+    np.testing.assert_allclose(full.s, [0.0, 0.75, 1.75, 1.75], rtol=0, atol=0)
+    np.testing.assert_allclose(full.log10_t, [2.0, 5.0, 7.0, 9.0], rtol=1e-14)
+    assert (full.dist_to_convex < 1e-6).all()
+    z_ratio = np.linalg.norm(sol.z) / np.linalg.norm(z_star)
+    np.testing.assert_allclose(full.z_ratio, z_ratio, rtol=1e-6)
+    last = table(every_checkpoint=False)
+    assert list(zip(last.config, last.step, strict=True)) == [(0, 7), (1, 7)]
+    ones = table(configs=[1])
+    assert list(zip(ones.config, ones.step, strict=True)) == [(1, 0), (1, 3), (1, 7)]
+    zero_last = table(configs=[0], every_checkpoint=False)
+    assert list(zip(zero_last.config, zero_last.step, strict=True)) == [(0, 7)]
+
+
+def test_deviation_function_without_kkt_residual_by_default():
+    """By default the rows are the items of ``kkt.DEVIATIONS`` only, equal to
+    ``kkt.deviations`` row by row (the KKT residual is an extra row on request)."""
+    ds, net, sol = _problem()
+    Xt = np.random.default_rng(0).standard_normal((50, 6))
+    W = torch.stack([torch.as_tensor(2 * sol.W), torch.as_tensor(sol.W + 0.1)])
+    out = flow.deviation_function(net, ds.X, ds.y, sol, X_test=Xt)(W)
+    dev = kkt.deviations(net, W, ds.X, ds.y, sol=sol, X_test=Xt)
+    assert out.shape == (len(kkt.DEVIATIONS), 2)
+    np.testing.assert_array_equal(out, np.stack([dev[key] for key in kkt.DEVIATIONS]))

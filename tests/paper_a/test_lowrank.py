@@ -336,3 +336,44 @@ def test_lowrank_computes_on_the_device_of_w0():
         lowrank.init_condition(net, W0, X, y, lr=0.1, gamma=0.5, eps=0.05)
     with pytest.raises(NotImplementedError):  # the copy to the host, the last step
         lowrank.step1_lower_bound(W0, W0, 0.1)
+
+
+# --- item 1 under (A1): smoothness, proxy-PL constant and rate by hand -----------------------
+
+
+def test_smoothness_by_hand():
+    """``beta = R_max^2 (1/4 + H / sqrt m)`` at R_max = 3, H = 2, m = 16:
+    ``9 (1/4 + 2/4) = 27/4``; and at m = 4 (``H / sqrt m = 1``): ``9 * 5/4 = 45/4``."""
+    c = _consts_r3_h2()
+    assert lowrank.smoothness(c, 16) == pytest.approx(27 / 4, rel=1e-12)
+    assert lowrank.smoothness(c, 4) == pytest.approx(45 / 4, rel=1e-12)
+
+
+def test_proxy_pl_constant_by_hand_and_at_rho_one_and_above():
+    """``mu = gamma R_min^2 (1 - rho) / (R_max sqrt(n (1 + rho)))`` at n = 2, R_min = 2,
+    R_max = 3, p = 1, gamma = 1/2: ``rho = n p / R_min^2 = 1/2``, the numerator is
+    ``1/2 * 4 * 1/2 = 1`` and the denominator ``3 sqrt(2 * 3/2) = 3 sqrt 3``, so
+    ``mu = 1 / (3 sqrt 3) = sqrt(3) / 9``. Without near-orthogonality (``rho = 1`` and
+    ``rho = 3/2 < 2``) there is no constant: 0, never a negative number."""
+    c = lowrank.DataConstants(n=2, R_min=2.0, R_max=3.0, p=1.0, gamma=0.5, H=0.25)
+    assert c.rho == 0.5
+    assert lowrank.proxy_pl_constant(c) == pytest.approx(math.sqrt(3) / 9, rel=1e-12)
+    at_one = lowrank.DataConstants(n=2, R_min=2.0, R_max=3.0, p=2.0, gamma=0.5, H=0.25)
+    above = lowrank.DataConstants(n=2, R_min=2.0, R_max=3.0, p=3.0, gamma=0.5, H=0.25)
+    assert at_one.rho == 1.0 and above.rho == 1.5
+    assert lowrank.proxy_pl_constant(at_one) == 0.0
+    assert lowrank.proxy_pl_constant(above) == 0.0
+
+
+def test_risk_rate_by_hand_and_at_the_descent_lemma_boundary():
+    """``kappa = lr (1 - lr beta / 2) mu^2 / (2 log 2)^2``: with ``mu = 2 log 2`` the last factor
+    is 1, so lr = 1/2, beta = 2 gives ``1/2 * (1 - 1/2) = 1/4`` and lr = 1/4, beta = 2 gives
+    ``1/4 * 3/4 = 3/16``. Once ``lr beta >= 2`` the rate is 0 whatever ``mu``: at
+    ``lr beta = 2`` exactly (even for ``mu = 1e200``, whose square overflows a float) and at
+    ``lr beta = 5/2`` (the formula would be negative there)."""
+    mu = 2.0 * math.log(2.0)
+    assert lowrank.risk_rate(0.5, 2.0, mu) == pytest.approx(1 / 4, rel=1e-12)
+    assert lowrank.risk_rate(0.25, 2.0, mu) == pytest.approx(3 / 16, rel=1e-12)
+    assert lowrank.risk_rate(1.0, 2.0, 1e200) == 0.0
+    assert lowrank.risk_rate(1.0, 2.5, mu) == 0.0
+    assert lowrank.risk_rate(4.0, 1.0, mu) == 0.0

@@ -184,3 +184,24 @@ def test_normalize_by_margin_not_strict_gives_nan_where_not_separated():
         rtol=0,
         atol=0,
     )
+
+
+def test_normalize_by_margin_zero_smallest_margin_with_nonzero_weights():
+    """A smallest margin of exactly 0 at ``W != 0`` is not a separation: ``strict=False`` gives
+    NaN everywhere (not ``W / 0``, which would be inf and NaN mixed), ``strict=True`` raises.
+    Leaky ReLU, ``a = (1, -1)/sqrt 2``, ``W = [[1, 0], [0, 0]]``, ``x_1 = e_1``, ``x_2 = e_2``,
+    ``y = (1, 1)``: ``f(x_1) = phi(1)/sqrt 2 > 0`` and ``f(x_2) = (phi(0) - phi(0))/sqrt 2 = 0``."""
+    net = LeakyNetwork(1, 1, "leaky_relu", 0.5)
+    W = torch.tensor([[1.0, 0.0], [0.0, 0.0]], dtype=F64)
+    X = torch.eye(2, dtype=F64)
+    y = torch.ones(2, dtype=F64)
+    torch.testing.assert_close(
+        metrics.margins(net, W, X, y),
+        torch.tensor([1 / math.sqrt(2), 0.0], dtype=F64),
+        rtol=1e-15,
+        atol=0,
+    )
+    out = metrics.normalize_by_margin(net, W, X, y, strict=False)
+    assert out.shape == W.shape and torch.isnan(out).all()
+    with pytest.raises(ValueError, match="separated"):
+        metrics.normalize_by_margin(net, W, X, y)

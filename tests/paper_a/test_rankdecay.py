@@ -112,3 +112,27 @@ def test_run_metrics_accuracies_by_hand_for_one_network_and_a_batch():
     np.testing.assert_array_equal(fns["train_accuracy"](batch).numpy(), [0.75, 0.25])
     np.testing.assert_array_equal(fns["test_accuracy"](batch).numpy(), [1.0, 0.0])
     np.testing.assert_allclose(fns["stable_rank"](batch).numpy(), [2.0, 2.0])  # orthonormal
+
+
+def test_summarize_reads_the_last_record_of_each_history():
+    """The final values are those of the last record: a run whose loss, test and train accuracy
+    still change at the last record (1/2 -> 3/4 train accuracy, 0.6 -> 0.7 test accuracy);
+    the stable rank 5, 2, 4, 3 has its minimum 2 at the second record (step 2), 2/5 of the
+    start."""
+    arrays = {
+        "steps": np.array([0, 2, 4, 8]),
+        "stable_rank": np.array([5.0, 2.0, 4.0, 3.0]),
+        "loss": np.array([0.7, 0.6, 0.5, 0.4]),
+        "test_accuracy": np.array([0.5, 0.55, 0.6, 0.7]),
+        "train_accuracy": np.array([0.25, 0.25, 0.5, 0.75]),
+    }
+    assert rankdecay.summarize(arrays) == {
+        "stable_rank_init": 5.0,
+        "stable_rank_final": 3.0,
+        "stable_rank_min": 2.0,
+        "step_of_min": 2,
+        "relative_min": 0.4,
+        "final_loss": 0.4,
+        "test_accuracy": 0.7,
+        "train_accuracy": 0.75,
+    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from twolayer.paper_a import models, xor
 
@@ -89,3 +90,80 @@ def test_measurement_in_chunks_is_bitwise_the_whole(monkeypatch):
     # each run is tested on its own data set: scale s, data set i is row s * B + i
     B = len(b.info)
     assert (whole.d.to_numpy()[:B] == whole.d.to_numpy()[B:]).all()
+
+
+def test_measure_worked_example_per_run():
+    """``_measure`` on three hand-made runs of a network with ``m1 = 2, m2 = 1, gamma = 1/2``
+    (``f = (phi(<w_1,x>) + phi(<w_2,x>) - phi(<w_3,x>)) / sqrt 3``, ``z = (w_1 + w_2 - w_3) /
+    sqrt 3``) on the points (4, 1), (-4, 1), (1, 4), (1, -4) with the XOR labels +, +, -, -
+    (``|x_1| >= |x_2|``), each run on its own copy (default ``data_index``):
+
+    * ``w = e_1, 0, 0``: ``sign f = sign x_1 = +, -, +, +`` = the linear rule; 3 of 4 wrong;
+    * ``w = e_1, -e_1, 0``: ``f ~ |x_1| / 2 > 0``, ``z = 0`` so ``sign <z, x> = 0``: 2 of 4
+      wrong, agreement 0;
+    * ``w = e_1, -e_1, e_2``: ``f ~ |x_1| / 2 - phi(x_2) = 1, 1, -3.5, 2.5``, ``z ~ -e_2``,
+      ``sign <z, x> = -, -, -, +``: 1 of 4 wrong, agreement 2 of 4.
+
+    The training sets are the same points, so train and test errors coincide; every value is
+    one per run, not pooled over the runs."""
+    net = models.LeakyNetwork(2, 1, gamma=0.5)
+    pts = torch.tensor([[4.0, 1.0], [-4.0, 1.0], [1.0, 4.0], [1.0, -4.0]], dtype=torch.float64)
+    e1, e2, zero = [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]
+    neg_e1 = [-1.0, 0.0]
+    W = torch.tensor([[e1, zero, zero], [e1, neg_e1, zero], [e1, neg_e1, e2]], dtype=torch.float64)
+    X = pts.repeat(3, 1, 1)
+    y = torch.tensor([1.0, 1.0, -1.0, -1.0], dtype=torch.float64).repeat(3, 1)
+    m = xor._measure(net, W, X, y, X.clone(), y.numpy().copy())
+    assert set(m) == {"train_error", "test_error", "linear_agreement"}
+    for key, expected in [
+        ("train_error", [0.75, 0.5, 0.25]),
+        ("test_error", [0.75, 0.5, 0.25]),
+        ("linear_agreement", [1.0, 0.0, 0.5]),
+    ]:
+        assert m[key].shape == (3,)
+        np.testing.assert_allclose(m[key], expected, rtol=0, atol=1e-15)
+
+
+class _SpyNetwork:
+    """A network that records the shapes ``(W, X)`` of every evaluation."""
+
+    def __init__(self, net):
+        self.net, self.m1, self.calls = net, net.m1, []
+
+    def __call__(self, W, X):
+        self.calls.append((tuple(W.shape), tuple(X.shape)))
+        return self.net(W, X)
+
+
+@pytest.mark.parametrize(
+    "chunk_bytes,sizes",
+    [
+        # one run holds 8 bytes x 10 test points x max(k = 3, m = 4) = 320 bytes
+        (1000, [3, 3, 1]),  # floor(1000 / 320) = 3 runs per chunk
+        (500, [1] * 7),  # floor(500 / 320) = 1
+        (1, [1] * 7),  # a run larger than the budget is still measured, alone
+    ],
+)
+def test_measure_chunks_respect_the_budget(monkeypatch, chunk_bytes, sizes):
+    """The test outputs are computed in consecutive chunks of ``floor(CHUNK_BYTES / (8 n_test
+    max(k, m)))`` runs (at least one): float64 test outputs or hidden activations of a chunk
+    fit the budget. Seven runs with ``m = 4`` neurons, ``k = 3`` coordinates, ``n_test = 10``
+    test points (5 training points: the one evaluation on the whole training batch is told
+    apart by its 5 rows); each chunk tests its runs on their own data sets."""
+    g = torch.Generator().manual_seed(0)
+    R, n, n_test, k = 7, 5, 10, 3
+    spy = _SpyNetwork(models.LeakyNetwork(2, 2, gamma=0.5))
+    W = torch.randn((R, 4, k), generator=g, dtype=torch.float64)
+    X = torch.randn((R, n, k), generator=g, dtype=torch.float64)
+    y = torch.sign(torch.randn((R, n), generator=g, dtype=torch.float64))
+    Xt = torch.randn((R, n_test, k), generator=g, dtype=torch.float64)
+    yt = np.sign(torch.randn((R, n_test), generator=g, dtype=torch.float64).numpy())
+    monkeypatch.setattr(xor, "CHUNK_BYTES", chunk_bytes)
+    m = xor._measure(spy, W, X, y, Xt, yt)
+    test_calls = [c for c in spy.calls if c[1][1] == n_test]
+    assert test_calls == [((s, 4, k), (s, n_test, k)) for s in sizes]
+    assert [c for c in spy.calls if c[1][1] == n] == [((R, 4, k), (R, n, k))]
+    # the per-run numbers are those of each run alone on its own test set
+    for i in range(R):
+        f = np.sign(spy.net(W[i], Xt[i]).numpy())
+        assert m["test_error"][i] == np.mean(f != yt[i])

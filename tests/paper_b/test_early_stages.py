@@ -115,3 +115,17 @@ def test_coverage_does_not_depend_on_the_teacher_norms():
     W = np.array([[math.sqrt(3), 1.0, 2.0], [0.0, -1.0, math.sqrt(3)]])
     assert es.coverage(t, W, True) == pytest.approx(math.pi / 6, rel=1e-12)
     assert es.coverage(t, W, False) == pytest.approx(math.pi / 3, rel=1e-12)
+
+
+def test_population_zero_threshold_by_hand():
+    """``S_* = span(e1, e2)`` in ``R^3``, teacher rows ``0.5 e1`` and ``0.8 e2`` (norms below 1)
+    with ``a* = (1, -1)``: ``sum_j a*_j ||w*_j|| kappa2(w . wbar*_j) = 0.5 kappa2(u_1) -
+    0.8 kappa2(u_2)``. ``kappa2`` is even, grows with ``|t|`` and vanishes at 0, so the largest
+    modulus is ``0.8 kappa2(1)``, reached at ``e2`` only, with ``kappa2(1) = 1/4 - 1/(2 pi)``:
+    the threshold is ``1.6 (1/4 - 1/(2 pi))``. The grid of 7 angles ``k pi / 7`` misses
+    ``e2``, so the value comes from the teacher directions, which the function adds to it."""
+    t = tmod.Teacher(
+        np.array([1.0, -1.0]), np.diag([0.5, 0.8, 0.0])[:2], info={"basis": np.eye(3)[:, :2]}
+    )
+    expected = 1.6 * (0.25 - 1 / (2 * math.pi))
+    assert es.population_zero_threshold(t, 7) == pytest.approx(expected, rel=1e-12)

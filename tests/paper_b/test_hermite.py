@@ -175,3 +175,18 @@ def test_piecewise_linear_is_two_relus(k, a, b):
     np.testing.assert_allclose(got, a * sigma - b * sign * sigma, rtol=0, atol=1e-13)
     if (a, b) == (1.0, 0.0):
         np.testing.assert_array_equal(hermite.piecewise_linear_coefficients(k), got)
+
+
+def test_claim_b1_linear_terms_by_hand():
+    """Claim B.1's first two terms for a student with ``a = (1, -2)``, ``w_1 = (3, 4)`` (norm 5),
+    ``w_2 = (0, 1)``: ``alpha^ = -(5 - 2) / sqrt(2 pi)`` and ``beta^ = -((3, 4) - 2 (0, 1)) / 2
+    = (-3/2, -1)``; with ``alpha = 1`` and ``beta = (1/2, 0)`` the terms are
+    ``(1 + 3 / sqrt(2 pi))^2`` and ``2^2 + 1^2 = 5``, and with the third term they add up to
+    the loss."""
+    t = tmod.prototype(2, 0)
+    net = pop.Net(np.array([1.0, -2.0]), np.array([[3.0, 4.0], [0.0, 1.0]]), 1.0, [0.5, 0.0])
+    terms = hermite.claim_b1_terms(net, t)
+    assert terms["alpha_term"] == pytest.approx((1 + 3 / math.sqrt(2 * math.pi)) ** 2, rel=1e-14)
+    assert terms["beta_term"] == pytest.approx(5.0, rel=1e-14)
+    total = terms["alpha_term"] + terms["beta_term"] + terms["ge2_corrected"]
+    assert total == pytest.approx(pop.loss(net, t), rel=1e-12)
