@@ -561,6 +561,20 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.data": {
+        "_bartlett": {
+            (
+                "L = np.tril(rng.standard_normal((n, n)), -1)",
+                "L = np.tril(rng.standard_normal((n, n)), )",
+            ): (
+                "the next line overwrites the whole diagonal, which is all that k = 0 keeps "
+                "beyond k = -1; the draws are the same"
+            ),
+        },
+        "noisy_xor_test_coordinates": {
+            ("idx = rng.integers(0, 4, size=n_test)", "idx = rng.integers(4, size=n_test)"): (
+                LOW_DEFAULT
+            ),
+        },
         "noisy_xor_span_coordinates": {
             ("idx = rng.integers(0, 4, size=n)", "idx = rng.integers(4, size=n)"): LOW_DEFAULT,
         },
@@ -611,6 +625,12 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.kkt": {
+        "three_point_closed_forms": {
+            (
+                "z = (1 + gamma) / 2 * (three_point_multipliers(eps) * y) @ X",
+                "z = (1 + gamma) / 2 * (three_point_multipliers(eps) / y) @ X",
+            ): "y is three_point_example's (1, -1, -1), and 1/y = y for those",
+        },
         "kkt_residual": {
             ("Wn = W / q.min()", "Wn = W * q.min()"): HOMOGENEOUS,
             (
@@ -1545,6 +1565,12 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.lowrank": {
+        "gradient_gram_metric": {
+            (
+                "A = net.a(W).unsqueeze(-1) * net.phi.grad(net.preactivations(W, Xw)) # (B, m, n)",
+                "A = net.a(W).unsqueeze(+1) * net.phi.grad(net.preactivations(W, Xw)) # (B, m, n)",
+            ): ONE_DIM,
+        },
         "proxy_pl_constant": {
             ("if consts.rho >= 1:", "if consts.rho > 1:"): (
                 "differs only at rho = 1 exactly, where the formula's factor 1 - rho is 0.0: "

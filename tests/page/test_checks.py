@@ -76,6 +76,9 @@ def test_a_value_is_evaluated_only_where_it_applies():
         (0.5, "<", 0.0, -0.5, None),
         (0.5, ">=", 0.0, 0.5, None),
         (0.5, "in", [0.0, 2.0], 0.5, None),  # an interval read from a results file (a list)
+        # an interval with one end not a number has no margin (either end, NaN or None)
+        (1.1, "in", (None, 1.5), None, None),
+        (1.1, "in", (1.0, float("nan")), None, None),
         (True, "==", True, None, None),
         (1, "==", 1, None, None),
         (float("nan"), "<=", 1.0, None, None),

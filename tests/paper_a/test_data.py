@@ -712,3 +712,113 @@ def test_noisy_xor_span_coordinates_mu_norm_override():
     assert default.info["mu_norm"] == pytest.approx(math.sqrt(10))
     explicit = data.noisy_xor_span_coordinates(n, d, seed=5, mu_norm=10**0.5, beta=0.5)
     assert np.array_equal(default.X, explicit.X)
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_noisy_xor_span_coordinates_record_and_noise_coordinates(extra):
+    """The record names the model, the arguments and the centres drawn; the ``d - 2`` noise
+    coordinates are the ``N(0, I)`` sample itself while ``d - 2 <= n`` (``d - 2 = n``: a full
+    square block, nothing forces zeros above its diagonal) and Bartlett coordinates beyond
+    (``d - 2 = n + 1``: ``n`` columns, lower triangular with a positive diagonal, since each
+    point adds one direction to the span of the previous ones)."""
+    n = 5
+    d = n + 2 + extra
+    ds = data.noisy_xor_span_coordinates(n, d, seed=4, mu_norm=40.0)
+    assert set(ds.info) == {"model", "n", "d", "seed", "mu_norm", "cluster"}
+    assert ds.info["model"] == "noisy_xor_span_coordinates"
+    assert (ds.info["n"], ds.info["d"], ds.info["seed"], ds.info["mu_norm"]) == (n, d, 4, 40.0)
+    # the recorded centre is the one each point sits around (||mu|| = 40 against unit noise):
+    # +-e_1 -> 0, 1 and +-e_2 -> 2, 3, read from the sign of the larger head coordinate
+    head = ds.X[:, :2]
+    axis = np.argmax(np.abs(head), axis=1)
+    sign = head[np.arange(n), axis] < 0
+    assert np.array_equal(ds.info["cluster"], 2 * axis + sign)
+    tail = ds.X[:, 2:]
+    assert tail.shape == (n, n)
+    if extra == 0:
+        assert np.all(tail[np.triu_indices(n, 1)] != 0)
+    else:
+        assert np.all(tail[np.triu_indices(n, 1)] == 0) and np.all(np.diag(tail) > 0)
+
+
+def _tie_norm(noise: np.ndarray, cluster: np.ndarray) -> tuple[float, int]:
+    """A centre norm ``m > 0`` and a point ``i`` around ``+m e_1`` or ``+m e_2`` (cluster 0 or 2)
+    whose first two coordinates, ``(m + z_1, z_2)`` or ``(z_1, m + z_2)``, have exactly equal
+    magnitudes in float64: ``m = |z_other| - z_own`` or a float neighbour of it, kept only when
+    the rounded sum hits ``|z_other|`` exactly (about half the points allow it)."""
+    for i in np.flatnonzero((cluster == 0) | (cluster == 2)):
+        own, other = noise[i] if cluster[i] == 0 else noise[i][::-1]
+        m = abs(other) - own
+        for _ in range(3):
+            if m > 0 and m + own == abs(other):
+                return float(m), int(i)
+            m = np.nextafter(m, np.inf if m + own < abs(other) else -np.inf)
+    raise AssertionError("no exact tie found")
+
+
+@pytest.mark.parametrize("which", ["train", "test"])
+def test_noisy_xor_coordinates_tie_is_labelled_plus_one(which):
+    """On the boundary ``|<mu_1, x>| = |<mu_2, x>|`` the label is ``+1``, as in
+    :func:`noisy_xor` (``y = +1`` exactly when ``cos 2 theta >= 0``). The same seed gives the
+    same clusters and noise for every ``mu_norm``; with ``mu_norm = 0`` the head coordinates are
+    the noise itself, from which a norm making a point an exact tie is read off."""
+
+    def sample(mu_norm):
+        train = data.noisy_xor_span_coordinates(60, 6, seed=2, mu_norm=mu_norm)
+        return train if which == "train" else data.noisy_xor_test_coordinates(train, 60, seed=3)
+
+    pure = sample(0.0)
+    m, i = _tie_norm(pure.X[:, :2], pure.info["cluster"])
+    ds = sample(m)
+    assert abs(ds.X[i, 0]) == abs(ds.X[i, 1])  # the tie, exactly
+    assert ds.y[i] == 1.0
+
+
+# --- noisy_xor_test_coordinates -------------------------------------------------------------------
+
+
+def test_noisy_xor_test_coordinates_record():
+    """The record names the model, ``n_test``, ``d`` (here ``d = 5 <= n + 2``: the coordinates are
+    ``R^5`` itself, so the width of ``X`` and the training ``d`` agree), the seed and the centres
+    drawn, which the far-apart points (``||mu|| = 40``) sit around."""
+    train = data.noisy_xor_span_coordinates(6, 5, seed=1, mu_norm=40.0)
+    te = data.noisy_xor_test_coordinates(train, 12, seed=8)
+    assert set(te.info) == {"model", "n", "d", "seed", "cluster"}
+    assert te.info["model"] == "noisy_xor_test_coordinates"
+    assert (te.info["n"], te.info["d"], te.info["seed"]) == (12, 5, 8)
+    assert te.X.shape == (12, 5)
+    head = te.X[:, :2]
+    axis = np.argmax(np.abs(head), axis=1)
+    sign = head[np.arange(12), axis] < 0
+    assert np.array_equal(te.info["cluster"], 2 * axis + sign)
+
+
+def test_noisy_xor_test_coordinates_bad_n_test_raises():
+    """A bad ``n_test`` raises with the whole message, naming the parameter and its value."""
+    train = data.noisy_xor_span_coordinates(3, 4, seed=0)
+    message = "n_test must be a positive integer, got 0"
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        data.noisy_xor_test_coordinates(train, 0, seed=0)
+
+
+def test_noisy_xor_test_coordinates_x_is_centre_plus_standard_noise():
+    """``x = c + xi``: with ``mu_norm = 0`` the head is the noise alone, standard normal like
+    every other coordinate (mean and variance within 5 sigma); with the same seeds a norm of 3
+    moves each point by ``3`` times its centre's direction and leaves the rest unchanged."""
+    n_test = 20_000
+    tests = {
+        m: data.noisy_xor_test_coordinates(
+            data.noisy_xor_span_coordinates(4, 6, seed=0, mu_norm=m), n_test, seed=5
+        )
+        for m in (0.0, 3.0)
+    }
+    Z = tests[0.0].X
+    assert np.all(np.abs(Z.mean(axis=0)) <= Z_TAIL / math.sqrt(n_test))
+    assert np.all(np.abs(Z.var(axis=0) - 1) <= Z_TAIL * math.sqrt(2 / n_test))
+    idx = tests[3.0].info["cluster"]
+    assert np.array_equal(idx, tests[0.0].info["cluster"])
+    directions = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]])
+    np.testing.assert_allclose(
+        tests[3.0].X[:, :2] - Z[:, :2], 3.0 * directions[idx], rtol=0, atol=1e-12
+    )
+    assert np.array_equal(tests[3.0].X[:, 2:], Z[:, 2:])

@@ -377,3 +377,104 @@ def test_risk_rate_by_hand_and_at_the_descent_lemma_boundary():
     assert lowrank.risk_rate(1.0, 2.0, 1e200) == 0.0
     assert lowrank.risk_rate(1.0, 2.5, mu) == 0.0
     assert lowrank.risk_rate(4.0, 1.0, mu) == 0.0
+
+
+# --- the metrics recorded along gradient descent, on a worked example -----------------------------
+
+
+def _metric_example():
+    """Leaky ReLU (gamma = 1/2), a = (1, -1)/sqrt 2, x_1 = (1, 0), x_2 = (1, 1), y = (1, -1) and
+    w_1 = (1, 0), w_2 = (1/2, -1): the preactivations are <w_1, x_i> = (1, 1) and
+    <w_2, x_i> = (1/2, -1/2), so phi' = (1, 1) and (1, 1/2), phi = (1, 1) and (1/2, -1/4)."""
+    net = models.LeakyNetwork(1, 1, phi="leaky_relu", gamma=0.5)
+    X = torch.tensor([[1.0, 0.0], [1.0, 1.0]], dtype=torch.float64)
+    y = torch.tensor([1.0, -1.0], dtype=torch.float64)
+    W = torch.tensor([[1.0, 0.0], [0.5, -1.0]], dtype=torch.float64)
+    return net, X, y, W
+
+
+def test_metrics_by_hand_batched_and_single():
+    """The three metrics on :func:`_metric_example`, batched over (W, 2W) and for one W:
+
+    * margins ``y_i f(x_i)``: ``f(x_1) = (1 - 1/2)/sqrt 2``, ``f(x_2) = (1 + 1/4)/sqrt 2``; at 2W
+      both double (leaky ReLU is 1-homogeneous);
+    * Fact E.7: with ``A[:, i] = a * phi'(W x_i)`` = ``(1, -1)/sqrt 2`` and ``(1, -1/2)/sqrt 2``,
+      ``||grad f_i||^2 = ||A_i||^2 ||x_i||^2 = 1 * 1`` and ``5/8 * 2``, so the persistence
+      ``min_i ||grad f_i||^2 / (gamma ||x_i||)^2 = min(1 / (1/4), (5/4) / (1/2)) = 5/2``;
+      ``<grad f_1, grad f_2> = <A_1, A_2> <x_1, x_2> = 3/4 * 1`` gives the ratio 3/4 (phi' is
+      scale-free: the same at 2W);
+    * Lemma E.3: ``grad L = -(1/2)(g_1 A_1 x_1^T - g_2 A_2 x_2^T)`` written out as a matrix,
+      ``g_i = 1/(1 + e^{q_i})``, divided by ``R_max`` (here 3) times the mean of the ``g_i``.
+    One configuration ``(m, d)`` (no batch axis) gives the row of the batch."""
+    net, X, y, W = _metric_example()
+    Wb = torch.stack([W, 2 * W])
+    r2 = math.sqrt(2.0)
+    q = torch.tensor([[0.5 / r2, -1.25 / r2], [1.0 / r2, -2.5 / r2]], dtype=torch.float64)
+    margins = lowrank.margins_metric(net, X, y)
+    torch.testing.assert_close(margins(Wb), q, rtol=1e-14, atol=0)
+    torch.testing.assert_close(margins(W), q[0], rtol=1e-14, atol=0)
+    gram = lowrank.gradient_gram_metric(net, X)
+    expect = torch.tensor([[2.5, 0.75], [2.5, 0.75]], dtype=torch.float64)
+    torch.testing.assert_close(gram(Wb), expect, rtol=1e-14, atol=0)
+    torch.testing.assert_close(gram(W), expect[0], rtol=1e-14, atol=0)
+    A1 = torch.tensor([1.0, -1.0], dtype=torch.float64) / r2
+    A2 = torch.tensor([1.0, -0.5], dtype=torch.float64) / r2
+    bound = []
+    for b in range(2):
+        g1, g2 = (1.0 / (1.0 + torch.exp(q[b]))).tolist()
+        G = -0.5 * (g1 * torch.outer(A1, X[0]) - g2 * torch.outer(A2, X[1]))
+        bound.append(float(_fro(G)) / (3.0 * (g1 + g2) / 2))
+    metric = lowrank.gradient_bound_metric(net, X, y, 3.0)
+    torch.testing.assert_close(
+        metric(Wb), torch.tensor(bound, dtype=torch.float64), rtol=1e-13, atol=0
+    )
+    torch.testing.assert_close(
+        metric(W), torch.tensor(bound[0], dtype=torch.float64), rtol=1e-13, atol=0
+    )
+
+
+def test_metrics_take_the_dtype_of_w():
+    """The metrics compute in W's dtype whatever the dtype of the data: float32 points (exact
+    here) with float64 weights, and float64 labels, or integer labels, with float32 weights give
+    the numbers of the float64 computation, in W's dtype."""
+    net, X, y, W = _metric_example()
+    r2 = math.sqrt(2.0)
+    q = torch.tensor([0.5 / r2, -1.25 / r2], dtype=torch.float64)
+    X32, W32 = X.to(torch.float32), W.to(torch.float32)
+    ref = {
+        "margins": lowrank.margins_metric(net, X, y)(W),
+        "gram": lowrank.gradient_gram_metric(net, X)(W),
+        "bound": lowrank.gradient_bound_metric(net, X, y, 3.0)(W),
+    }
+    torch.testing.assert_close(ref["margins"], q, rtol=1e-14, atol=0)
+    # float32 points, float64 weights
+    out = {
+        "margins": lowrank.margins_metric(net, X32, y)(W),
+        "gram": lowrank.gradient_gram_metric(net, X32)(W),
+        "bound": lowrank.gradient_bound_metric(net, X32, y, 3.0)(W),
+    }
+    for k in ref:
+        assert out[k].dtype == torch.float64, k
+        torch.testing.assert_close(out[k], ref[k], rtol=1e-14, atol=0)
+    # float64 (or integer) labels and points, float32 weights
+    for labels in (y, y.to(torch.int64)):
+        out = {
+            "margins": lowrank.margins_metric(net, X, labels)(W32),
+            "gram": lowrank.gradient_gram_metric(net, X)(W32),
+            "bound": lowrank.gradient_bound_metric(net, X, labels, 3.0)(W32),
+        }
+        for k in ref:
+            assert out[k].dtype == torch.float32, k
+            torch.testing.assert_close(out[k], ref[k].to(torch.float32), rtol=1e-6, atol=0)
+
+
+def test_gradient_gram_metric_leaves_out_orthogonal_pairs():
+    """The near-orthogonality ratio runs over the pairs with ``<x_i, x_k> != 0`` only: for
+    orthogonal points there is no pair and the ratio is 0, even for a diverged configuration
+    (NaN weights, whose gradient Gram entries are NaN; its persistence is NaN)."""
+    net = models.LeakyNetwork(1, 1, phi="smoothed_leaky_relu", gamma=0.5)
+    X = torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=torch.float64)
+    W = torch.stack([torch.eye(2, dtype=torch.float64), torch.full((2, 2), math.nan)])
+    out = lowrank.gradient_gram_metric(net, X)(W)
+    assert out[0, 0] >= 1 and torch.isnan(out[1, 0])
+    np.testing.assert_array_equal(out[:, 1].numpy(), [0.0, 0.0])

@@ -7,6 +7,7 @@ import pytest
 
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import early_stages as es
+from twolayer.paper_b import population as pop
 from twolayer.paper_b import teacher as tmod
 
 
@@ -69,6 +70,21 @@ def test_subgradient_trace_guarantee_and_rescaled_teacher():
     a_hat = es.rescaled_teacher(net1, t)
     assert np.count_nonzero(a_hat) == t.m
     assert alg.lasso_objective(a_hat, G, b, c, weights=w, lam=0.02) >= v_ref - 1e-9
+
+
+def test_rescaled_teacher_by_hand():
+    """``a_hat`` puts ``a*_i / ||w_j||`` on the student row ``j`` closest to teacher row ``i``:
+    teachers e1, e2 with ``a* = (3, -2)``; student rows (0, 4) (on e2, norm 4), (2, 0) (on e1,
+    norm 2) and (1, 1) (45 degrees from both) give ``a_hat = (-2/4, 3/2, 0)``. Those rows are
+    positive multiples of the teachers', so by 1-homogeneity of the ReLU the student with
+    ``a_hat`` is the teacher's ReLU part, ``sum_j a_hat_j relu(w_j . x) = sum_i a*_i relu(x_i)``."""
+    t = tmod.Teacher(np.array([3.0, -2.0]), np.eye(2))
+    W = np.array([[0.0, 4.0], [2.0, 0.0], [1.0, 1.0]])
+    a_hat = es.rescaled_teacher(pop.Net(np.ones(3), W), t)
+    np.testing.assert_allclose(a_hat, [-0.5, 1.5, 0.0], rtol=1e-15, atol=0)
+    X = np.random.default_rng(0).standard_normal((50, 2))
+    student = np.maximum(X @ W.T, 0.0) @ a_hat
+    np.testing.assert_allclose(student, np.maximum(X, 0.0) @ t.a, rtol=1e-12, atol=1e-12)
 
 
 def test_count_kept_by_hand():
