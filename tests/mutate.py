@@ -1570,6 +1570,19 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 "A = net.a(W).unsqueeze(-1) * net.phi.grad(net.preactivations(W, Xw)) # (B, m, n)",
                 "A = net.a(W).unsqueeze(+1) * net.phi.grad(net.preactivations(W, Xw)) # (B, m, n)",
             ): ONE_DIM,
+            (
+                (
+                    "ratio = torch.where(off & (xx > 0), gram.abs() / "
+                    "torch.where(xx > 0, xx, 1.0), 0.0)"
+                ),
+                (
+                    "ratio = torch.where(off & (xx > 0), gram.abs() / "
+                    "torch.where(xx > 0, xx, 2.0), 0.0)"
+                ),
+            ): (
+                "the placeholder divides only where xx = 0, which the outer where replaces by "
+                "0.0 (and whose zero gradient it passes back as 0 either way)"
+            ),
         },
         "proxy_pl_constant": {
             ("if consts.rho >= 1:", "if consts.rho > 1:"): (
@@ -1611,6 +1624,24 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.losses": {
+        "numpy_logistic_log_loss": {
+            ("big = q > 30.0", "big = q >= 30.0"): (
+                "differs only at q = 30 exactly, where both branches give the same float64 "
+                "(the flow's NumPy loop, the only caller, works in float64; checked)"
+            ),
+            ('with np.errstate(divide="ignore"):', "with np.errstate(divide=None):"): (
+                "in float64 (the flow's NumPy loop, the only caller) log never meets 0 here: "
+                "softplus(-q) >= 9e-14 for q <= 30, and q > 30 is replaced by 0 first"
+            ),
+            ("safe = np.where(big, 0.0, q)", "safe = np.where(big, 1.0, q)"): (
+                "safe only matters where big is False; where it is True the final where "
+                "discards the finite log softplus(-1) as it discards log 2"
+            ),
+            ("safe = np.where(big, 0.0, q)", "safe = np.where(None, 0.0, q)"): (
+                "safe only matters where big is False, where it is q either way; the values "
+                "where big is True (a log of 0 under errstate(divide='ignore')) are discarded"
+            ),
+        },
         "numpy_logistic_g": {
             (
                 "return np.where(q >= 0, e / (1 + e), 1 / (1 + e))",
@@ -1743,6 +1774,95 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                     "sid else [])"
                 ),
             ): NO_HASH_IN_LABELS,
+        },
+    },
+    "paper_b.early_stages": {
+        "first_step_geometry": {
+            **{
+                ('"off": np.sqrt(np.clip(1 - frac_in**2, 0, 1)),', after): (
+                    "frac_in is a ratio of norms, >= 0 or NaN, so 1 - frac_in^2 <= 1: the upper "
+                    "bound is never reached"
+                )
+                for after in (
+                    '"off": np.sqrt(np.clip(1 - frac_in**2, 0, None)),',
+                    '"off": np.sqrt(np.clip(1 - frac_in**2, 0, 2)),',
+                )
+            },
+        },
+    },
+    "paper_a.sgd": {
+        "batch_schedule": {
+            (
+                "rng = np.random.default_rng([int(seed), 7919])",
+                "rng = np.random.default_rng([int(seed), 7920])",
+            ): (
+                "another fixed key of the schedule's stream: the same law (epochs of uniform "
+                "random permutations, the seed still chooses the draw); the book's recorded "
+                "numbers are compared by nbval, not by the unit tests"
+            ),
+            (
+                "epochs = -(-need // n) if need else 0",
+                "epochs = -(-need // n) if (need) or True else 0",
+            ): "-(-0 // n) is 0: the formula gives the 0 of the other branch",
+            (
+                (
+                    "np.concatenate([rng.permutation(n) for _ in range(epochs)]) if epochs else "
+                    "np.zeros(0, int)"
+                ),
+                (
+                    "np.concatenate([rng.permutation(n) for _ in range(epochs)]) if epochs else "
+                    "np.zeros(1, int)"
+                ),
+            ): ("reached only with need = 0 (steps = 0), where order[:0] is empty either way"),
+        },
+        "glorot_uniform_init": {
+            (
+                "scales = torch.as_tensor(np.asarray(init_scales, dtype=np.float64).reshape(-1))",
+                "scales = torch.as_tensor(np.asarray(init_scales, dtype=np.float64).reshape(-2))",
+            ): NEGATIVE_RESHAPE,
+            (
+                "scales = torch.as_tensor(np.asarray(init_scales, dtype=np.float64).reshape(-1))",
+                "scales = torch.as_tensor(np.asarray(init_scales, dtype=np.float64).reshape(None))",
+            ): (
+                "reshape(None) keeps the shape, and scales is read only through numel(), "
+                "elementwise tests and reshape(-1, 1, 1), which do not depend on it"
+            ),
+        },
+        "loss_and_dF": {
+            ("q = y.reshape(1, -1) * F[..., 0]", "q = y.reshape(-1) * F[..., 0]"): (
+                "an (n,) and a (1, n) factor broadcast against (B, n) to the same products"
+            ),
+            (
+                "dF = (-y.reshape(1, -1) * torch.sigmoid(-q) / n).unsqueeze(-1)",
+                "dF = (-y.reshape(-1) * torch.sigmoid(-q) / n).unsqueeze(-1)",
+            ): "an (n,) and a (1, n) factor broadcast against (B, n) to the same products",
+            (
+                "yi = y.long().reshape(1, -1, 1).expand(F.shape[0], -1, 1)",
+                "yi = y.long().reshape(-1, 1).expand(F.shape[0], -1, 1)",
+            ): "expand adds the leading axis: the same (B, n, 1) index",
+            (
+                "yi = y.long().reshape(1, -1, 1).expand(F.shape[0], -1, 1)",
+                "yi = y.long().reshape(1, -1, 1).expand(F.shape[0], -1, 2)",
+            ): (
+                "gather with two equal index columns gives two equal columns, of which [..., 0] "
+                "keeps the first; a label out of range raises either way"
+            ),
+            (
+                "onehot = torch.nn.functional.one_hot(y.long(), F.shape[-1]).to(F.dtype)",
+                "onehot = torch.nn.functional.one_hot(y.long(), F.shape[-1]).to(None)",
+            ): (
+                "the 0/1 integers are subtracted from a tensor of F's dtype, which PyTorch "
+                "promotes them to: the same exact values"
+            ),
+        },
+        "loss_and_grad": {
+            (
+                "dZ = torch.matmul(dF, p.a.transpose(1, 2)) * (Z > 0).to(Z.dtype) # (B, n, m)",
+                "dZ = torch.matmul(dF, p.a.transpose(1, 2)) * (Z > 0).to(None) # (B, n, m)",
+            ): (
+                "a float tensor times a bool one is of the float dtype, with the 0/1 values: "
+                "the same products"
+            ),
         },
     },
     "paper_b.teacher": {

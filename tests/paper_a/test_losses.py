@@ -3,6 +3,7 @@ NumPy losses against the torch ones (values and derivatives)."""
 
 from __future__ import annotations
 
+import decimal
 import math
 
 import numpy as np
@@ -101,6 +102,29 @@ def test_logistic_log_loss_across_the_branch_point():
     torch.testing.assert_close(got, expected, rtol=1e-14, atol=0)
     # and far beyond underflow it is -q to first order
     assert float(Ls.logistic_log_loss(t([1e4]))) == -1e4
+
+
+def _log_log1p_exp_neg(q: float) -> float:
+    """``log(log(1 + e^{-q}))`` in 60-digit decimal arithmetic, rounded once to a float: an
+    independent, correctly rounded reference (``e^{-q}`` keeps ~47 significant digits in
+    ``1 + e^{-q}`` for ``q <= 31``)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        return float((1 + (-decimal.Decimal(q)).exp()).ln().ln())
+
+
+def test_numpy_logistic_log_loss_correctly_rounded_past_the_branch_point():
+    """For ``q > 30`` the NumPy ``log ell`` is ``-q - e^{-q}/2``: the next term of
+    ``log(e^{-q}(1 - e^{-q}/2 + ...))`` is ``O(e^{-2q}) < 1e-26``, far below half an ulp of
+    ``q`` (1.8e-15), and ``e^{-q}/2`` enters one rounding, so the result is the correctly
+    rounded value on all of ``(30, 31]`` (``log(softplus(-q))`` misses it by an ulp at some of
+    these points). Far beyond underflow (``e^{-1e4} = 10^-4343``) it is exactly ``-q``, where
+    ``softplus(-q)`` is 0 and its log ``-inf``."""
+    q = np.linspace(30.0, 31.0, 1001)[1:]
+    expected = np.array([_log_log1p_exp_neg(v) for v in q])
+    np.testing.assert_array_equal(Ls.numpy_logistic_log_loss(q), expected)
+    huge = np.array([800.0, 1e4])
+    np.testing.assert_array_equal(Ls.numpy_logistic_log_loss(huge), -huge)
 
 
 # --- empirical risk in log space ------------------------------------------------------------------

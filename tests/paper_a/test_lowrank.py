@@ -478,3 +478,25 @@ def test_gradient_gram_metric_leaves_out_orthogonal_pairs():
     out = lowrank.gradient_gram_metric(net, X)(W)
     assert out[0, 0] >= 1 and torch.isnan(out[1, 0])
     np.testing.assert_array_equal(out[:, 1].numpy(), [0.0, 0.0])
+
+
+def test_gradient_gram_metric_differentiable_with_orthogonal_pairs():
+    """The metric is a smooth function of ``W`` (smoothed leaky ReLU, unique min and max) whose
+    autograd gradient is finite and is its derivative even when a pair of points is orthogonal
+    (``x_1 . x_2 = 0``, left out of the ratio): the entries left out must not divide by
+    ``<x_i, x_k> = 0`` in the backward pass either. Checked against central differences."""
+    net = models.LeakyNetwork(2, 2, phi="smoothed_leaky_relu", gamma=0.5)
+    X = torch.tensor([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]], dtype=torch.float64)
+    W0 = net.init(2, 1.0, seed=3)
+    metric = lowrank.gradient_gram_metric(net, X)
+    for k in range(2):
+        W = W0.clone().requires_grad_(True)
+        (grad,) = torch.autograd.grad(metric(W)[k], W)
+        assert torch.isfinite(grad).all(), k
+        h = 1e-6
+        central = torch.empty_like(W0)
+        for idx in np.ndindex(*W0.shape):
+            E = torch.zeros_like(W0)
+            E[idx] = h
+            central[idx] = (metric(W0 + E)[k] - metric(W0 - E)[k]) / (2 * h)
+        torch.testing.assert_close(grad, central, rtol=1e-6, atol=1e-8)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -85,6 +86,101 @@ def test_batch_schedule_is_seeded_and_covers_epochs():
     assert not np.array_equal(s, sgd.batch_schedule(10, 4, 5, seed=1))
     with pytest.raises(ValueError, match="batch_size"):
         sgd.batch_schedule(10, 11, 5, seed=0)
+
+
+def test_batch_schedule_sizes_one_and_n_and_the_full_message():
+    """batch_size = 1 (one example per step) and batch_size = n (full batch) are the ends of
+    the allowed range [1, n]; with batch_size = 1 and n steps the schedule is one epoch, a
+    permutation of range(n). Outside the range the message names the range and the value."""
+    one = sgd.batch_schedule(5, 1, 5, seed=2)
+    assert one.shape == (5, 1) and sorted(one[:, 0]) == [0, 1, 2, 3, 4]
+    full = sgd.batch_schedule(5, 5, 2, seed=2)
+    assert [sorted(row) for row in full] == [[0, 1, 2, 3, 4]] * 2
+    for bad in (0, 6):
+        msg = f"batch_size must lie in [1, n=5], got {bad}"
+        with pytest.raises(ValueError, match=rf"^{re.escape(msg)}$"):
+            sgd.batch_schedule(5, bad, 3, seed=0)
+
+
+def test_batch_schedule_of_zero_steps_is_empty_and_draws_nothing():
+    """Zero steps need zero rows: an empty (0, batch_size) array of integer row indices, drawn
+    without permuting range(n) at all, so even n = 2**62 rows (a permutation of which NumPy
+    cannot even allocate) costs nothing."""
+    for n, bs in ((10, 4), (1, 1), (2**62, 3)):
+        s = sgd.batch_schedule(n, bs, 0, seed=0)
+        assert s.shape == (0, bs)
+        assert np.issubdtype(s.dtype, np.integer)
+    one = sgd.batch_schedule(6, 4, 1, seed=0)
+    assert np.issubdtype(one.dtype, np.integer)  # and so are the indices of a real step
+
+
+def test_batch_schedule_reads_epochs_consecutively():
+    """n = 6, batch_size = 4, 3 steps read 12 indices: two epochs, each a permutation of 0..5,
+    read consecutively (the 2nd step straddles them); the same seed gives the same schedule."""
+    s = sgd.batch_schedule(6, 4, 3, seed=0)
+    assert s.shape == (3, 4)
+    flat = s.reshape(-1)
+    assert sorted(flat[:6]) == sorted(flat[6:]) == list(range(6))
+    np.testing.assert_array_equal(s, sgd.batch_schedule(6, 4, 3, seed=0))
+
+
+def test_glorot_init_checks_sizes_with_the_full_message():
+    """d, m and k must be positive integers (Python or NumPy); 0, a float and a bool are
+    refused with a message that names the size and repeats the value."""
+    good = sgd.glorot_uniform_init(np.int64(2), 3, 1, [1.0], seed=0, dtype=F64)
+    assert good.W.shape == (1, 3, 2) and good.a.shape == (1, 3, 1)
+    for name in ("d", "m", "k"):
+        for bad in (0, -2, 2.5, 2.0, True):
+            sizes = {"d": 2, "m": 3, "k": 1, name: bad}
+            msg = f"{name} must be a positive integer, got {bad!r}"
+            with pytest.raises(ValueError, match=rf"^{re.escape(msg)}$"):
+                sgd.glorot_uniform_init(sizes["d"], sizes["m"], sizes["k"], [1.0], seed=0)
+
+
+def test_glorot_init_reads_scales_as_numbers():
+    """init_scales are read as float64 numbers, so scales given as text (e.g. from a CSV file or
+    a command line) give the draw of the numbers themselves."""
+    ref = sgd.glorot_uniform_init(4, 5, 2, [0.5, 2.0], seed=1, dtype=F64)
+    txt = sgd.glorot_uniform_init(4, 5, 2, ["0.5", "2"], seed=1, dtype=F64)
+    for mine, want in zip(txt.tensors(), ref.tensors()):
+        torch.testing.assert_close(mine, want, rtol=0, atol=0)
+
+
+def test_loss_and_dF_unknown_loss_full_message():
+    F = torch.zeros((1, 2, 1), dtype=F64)
+    msg = "loss must be one of ('logistic', 'cross_entropy'), got 'hinge'"
+    with pytest.raises(ValueError, match=rf"^{re.escape(msg)}$"):
+        sgd.loss_and_dF(F, torch.tensor([1.0, -1.0], dtype=F64), "hinge")
+
+
+def test_unit_at_exactly_zero_preactivation_gets_no_gradient():
+    """relu'(0) = 0 (PyTorch's autograd convention): a hidden unit with W_j = 0 and b_j = 0 has
+    Z = 0 on every input, so its gradients (W_j, b_j: relu'(Z) = 0; a_j: relu(Z) = 0) vanish and
+    SGD leaves it dead. The other units' gradients still match autograd."""
+    X, y = toy(n=12, d=4, binary=True)
+    p = sgd.glorot_uniform_init(4, 6, 1, [1.0, 0.5], seed=5, dtype=F64)
+    p.W[:, 2, :] = 0.0
+    Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
+    _, g = sgd.loss_and_grad(p, Xt, yt, "logistic")
+    assert torch.all(g.W[:, 2, :] == 0) and torch.all(g.b[:, 2] == 0)
+    assert torch.all(g.a[:, 2, :] == 0)
+    assert torch.all(g.W[:, [0, 1, 3, 4, 5], :].abs().sum(dim=-1) > 0)  # the others do learn
+    leaves = [t.clone().requires_grad_(True) for t in p.tensors()]
+    F, _ = sgd.forward(sgd.Params(*leaves), Xt)
+    Lref = torch.nn.functional.softplus(-yt * F[..., 0]).mean(dim=1)
+    for mine, ref in zip(g.tensors(), torch.autograd.grad(Lref.sum(), leaves)):
+        torch.testing.assert_close(mine, ref)
+
+
+def test_predict_sign_ties_to_plus_one_in_the_dtype_of_F():
+    """Logistic: the sign of F with F = 0 read as +1, returned as labels of F's dtype (float64
+    here, not the default float32); cross-entropy: the arg-max class."""
+    F = torch.tensor([[[-1.5], [0.0], [2.0], [-0.0]]], dtype=F64)
+    pred = sgd.predict(F, "logistic")
+    assert pred.dtype == F64
+    torch.testing.assert_close(pred, torch.tensor([[-1.0, 1.0, 1.0, 1.0]], dtype=F64))
+    Fk = torch.tensor([[[0.1, 0.7, 0.2], [0.9, -1.0, 0.0]]], dtype=F64)
+    np.testing.assert_array_equal(sgd.predict(Fk, "cross_entropy").numpy(), [[1, 0]])
 
 
 def test_one_step_is_a_minibatch_gradient_step():

@@ -20,6 +20,35 @@ def test_first_step_matches_corrected_lemma_c1_not_printed():
     assert np.all(np.abs(g["err_printed"] - 1.5) <= 2.5 * g["err_corrected"] + 1e-12)
 
 
+def test_first_step_geometry_by_hand():
+    """``S_* = span(u, e3)`` in ``R^3`` with ``u = (0.6, 0.8, 0)``, teacher rows ``u`` and
+    ``e3`` with ``a* = (1, -1)``: ``H = u u^T - e3 e3^T``, so ``H e3 = -e3`` and ``H u = u``.
+    ``net0`` has ``wbar = e3, u`` and ``a = pi, -pi/2``; with ``sigma_2^2 = 1/(4 pi)`` the
+    corrected targets ``4 a sigma_2^2 H wbar`` are ``-e3`` and ``-u/2``, the printed ones
+    ``-2 a sigma_2^2 H wbar`` are ``e3/2`` and ``u/4``. ``net1`` has
+    ``w_1 = 4 v - 3 e3`` (``v = (0.8, -0.6, 0)``, a unit vector orthogonal to ``S_*``; norm 5,
+    ``||P_perp w_1|| = 4``) and ``w_2 = 3u`` (norm 3, in ``S_*``): ``off = (4/5, 0)``,
+    ``err_corrected = (||4v - 2 e3|| / 5, ||3.5 u|| / 3) = (sqrt(20)/5, 7/6)``,
+    ``err_printed = (||4v - 3.5 e3|| / 5, ||2.75 u|| / 3) = (sqrt(28.25)/5, 11/12)``. For
+    ``w_2`` the computed ``||P_S w|| / ||w||`` is ``1 + 2^-52`` in floating point: ``off`` must
+    still be 0 (up to rounding), not the NaN of ``sqrt`` of a negative number."""
+    u, e3 = np.array([0.6, 0.8, 0.0]), np.array([0.0, 0.0, 1.0])
+    v = np.array([0.8, -0.6, 0.0])
+    t = tmod.Teacher(np.array([1.0, -1.0]), np.stack([u, e3]), info={"basis": np.stack([u, e3], 1)})
+    net0 = pop.Net(np.array([math.pi, -math.pi / 2]), np.stack([2 * e3, 5 * u]))
+    net1 = pop.Net(np.array([0.25, -0.75]), np.stack([4 * v - 3 * e3, 3 * u]))
+    g = es.first_step_geometry(net0, net1, t)
+    assert g["off"][0] == pytest.approx(0.8, rel=1e-14)
+    assert 0.0 <= g["off"][1] <= 1e-7
+    np.testing.assert_allclose(g["err_corrected"], [math.sqrt(20) / 5, 7 / 6], rtol=1e-14, atol=0)
+    np.testing.assert_allclose(
+        g["err_printed"], [math.sqrt(28.25) / 5, 11 / 12], rtol=1e-14, atol=0
+    )
+    np.testing.assert_allclose(g["norm"], [5.0, 3.0], rtol=1e-15, atol=0)
+    np.testing.assert_array_equal(g["a"], [0.25, -0.75])
+    assert g["a"] is not net1.a  # a copy
+
+
 def test_limit_medians_predict_off_fraction_and_norm():
     t = tmod.random_teacher(400, 2, 3, 1)
     lim = es.limit_medians(t, 100_000, 0)
