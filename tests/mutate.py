@@ -1422,6 +1422,60 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.hermite": {
+        "lemma_i1_max": {
+            **{
+                ('method="bounded",', after): (
+                    "scipy's minimize_scalar takes method=None with bounds as 'bounded' and "
+                    "lowercases a method name: the same solver with the same arguments"
+                )
+                for after in ("method=None,", "", 'method="BOUNDED",')
+            },
+            (
+                "lo, hi = th[max(i - 1, 0)], th[min(i + 1, grid - 1)]",
+                "lo, hi = th[max(i - 2, 0)], th[min(i + 1, grid - 1)]",
+            ): (
+                "the wider bracket still holds the single peak of cos^k sin^p on [0, pi/2]: the "
+                "maximum found agrees to the solver's tolerance (4e-9 relative at most over k up "
+                "to 1e8, p up to 10; checked), not beyond it"
+            ),
+        },
+        "lemma_i2_max": {
+            **{
+                ('method="bounded",', after): (
+                    "scipy's minimize_scalar takes method=None with bounds as 'bounded' and "
+                    "lowercases a method name: the same solver with the same arguments"
+                )
+                for after in ("method=None,", "", 'method="BOUNDED",')
+            },
+            ("k0 = 1.0 / lb", "k0 = 2.0 / lb"): (
+                "only the centre of the search interval moves, which still holds the maximizer "
+                "of a strictly concave objective: the maximum agrees to rounding (1.1e-14 at "
+                "most over 600 betas; checked)"
+            ),
+            **{
+                ("bounds=(math.log(k0) - 5, math.log(k0) + 5),", after): (
+                    "a wider search interval around the same maximizer of a strictly concave "
+                    "objective: the maximum agrees to rounding (3.7e-15 at most over 600 betas)"
+                )
+                for after in (
+                    "bounds=(math.log(k0) - 6, math.log(k0) + 5),",
+                    "bounds=(math.log(k0) - 5, math.log(k0) + 6),",
+                )
+            },
+        },
+        "correlated_moments": {
+            ('X, Z = np.meshgrid(x, x, indexing="ij")', "X, Z = np.meshgrid(x, x, )"): (
+                "the weights w_i w_j are symmetric in i and j, so the other indexing only "
+                "reorders the terms of the sum: the same moments to rounding"
+            ),
+            (
+                "Y = rho * X + math.sqrt(max(1.0 - rho * rho, 0.0)) * Z",
+                "Y = rho * X - math.sqrt(max(1.0 - rho * rho, 0.0)) * Z",
+            ): (
+                "the Gauss-Hermite nodes and weights are symmetric (z and -z, equal weights), "
+                "so Z -> -Z only reorders the terms of the sum: the same moments to rounding"
+            ),
+        },
         "hermite_normalized": {
             ("x = np.asarray(x, dtype=np.float64)", after): (
                 "H is allocated float64: H[1] = x and x * H[k] turn x into float64 as the cast "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -108,10 +109,37 @@ def test_margin_text():
 
 
 def test_make_hypothesis_decides_from_value_and_bound():
+    """3 < 2 is false, 1 <= 2 is true; every field reaches the Hypothesis as given, reason and
+    detail default to empty, and a hypothesis with neither ``holds`` nor ``op`` is refused."""
     h = make_hypothesis("h", title="T", value=3.0, bound=2.0, op="<")
     assert h.holds is False and h.margin == pytest.approx(-1.0)
-    assert make_hypothesis("h", True, title="T").holds is True
-    with pytest.raises(ValueError, match="give holds"):
+    assert (h.name, h.title, h.statement, h.value, h.bound, h.op) == ("h", "T", None, 3.0, 2.0, "<")
+    assert (h.reason, h.detail) == ("", "")
+    h = make_hypothesis(
+        "k",
+        title="Lemma 1",
+        statement="lem-1",
+        value=1.0,
+        bound=2.0,
+        op="<=",
+        reason="r",
+        detail="d",
+    )
+    assert h.holds is True
+    assert (h.name, h.title, h.statement, h.value, h.bound, h.op, h.reason, h.detail) == (
+        "k",
+        "Lemma 1",
+        "lem-1",
+        1.0,
+        2.0,
+        "<=",
+        "r",
+        "d",
+    )
+    h = make_hypothesis("h", True, title="T")
+    assert h.holds is True and (h.title, h.statement, h.reason, h.detail) == ("T", None, "", "")
+    msg = "give holds, or value, bound and op"
+    with pytest.raises(ValueError, match=rf"^{re.escape(msg)}$"):
         make_hypothesis("h", title="T")
 
 

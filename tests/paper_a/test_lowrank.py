@@ -468,6 +468,33 @@ def test_metrics_take_the_dtype_of_w():
             torch.testing.assert_close(out[k], ref[k].to(torch.float32), rtol=1e-6, atol=0)
 
 
+def test_loss_ratio_by_hand_batched_single_and_in_w_dtype():
+    """``log max_ij g_i / g_j``, ``g_i = sigmoid(-q_i)``, on a worked example: leaky ReLU
+    (gamma = 1/2), a = (1, -1)/sqrt 2, w_1 = (sqrt 2, 0), w_2 = 0, so
+    ``f(x) = phi(sqrt 2 x_1)/sqrt 2``; with L = log 3, x = (L, 0), (0, 1), (-2L, 0) and
+    y = (1, -1, 1) the margins are (L, 0, -L) (the last one on the leaky slope), so
+    g = (1/(1 + 3), 1/2, 3/(3 + 1)) = (1/4, 1/2, 3/4) and the ratio is 3. At 2W the margins
+    double (1-homogeneous): g = (1/10, 1/2, 9/10), ratio 9; at W = 0 every g is 1/2, ratio 1.
+    One configuration (no batch axis) gives a scalar; float32 weights with float64 data give
+    the same number in float32 (the data follow W)."""
+    net = models.LeakyNetwork(1, 1, phi="leaky_relu", gamma=0.5)
+    L = math.log(3.0)
+    X = torch.tensor([[L, 0.0], [0.0, 1.0], [-2.0 * L, 0.0]], dtype=torch.float64)
+    y = torch.tensor([1.0, -1.0, 1.0], dtype=torch.float64)
+    W = torch.tensor([[math.sqrt(2.0), 0.0], [0.0, 0.0]], dtype=torch.float64)
+    metric = lowrank.loss_ratio(net, X, y)
+    expect = torch.tensor([math.log(3.0), math.log(9.0), 0.0], dtype=torch.float64)
+    torch.testing.assert_close(
+        metric(torch.stack([W, 2 * W, torch.zeros_like(W)])), expect, rtol=1e-13, atol=1e-15
+    )
+    single = metric(W)
+    assert single.shape == ()
+    torch.testing.assert_close(single, expect[0], rtol=1e-13, atol=0)
+    out32 = metric(W.to(torch.float32))
+    assert out32.dtype == torch.float32 and out32.shape == ()
+    torch.testing.assert_close(out32, expect[0].to(torch.float32), rtol=1e-5, atol=0)
+
+
 def test_gradient_gram_metric_leaves_out_orthogonal_pairs():
     """The near-orthogonality ratio runs over the pairs with ``<x_i, x_k> != 0`` only: for
     orthogonal points there is no pair and the ratio is 0, even for a diverged configuration

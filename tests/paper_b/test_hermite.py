@@ -1,6 +1,7 @@
 """Hermite coefficients of ReLU (Paper B, Lemma A.1) and Claim B.1."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -190,3 +191,97 @@ def test_claim_b1_linear_terms_by_hand():
     assert terms["beta_term"] == pytest.approx(5.0, rel=1e-14)
     total = terms["alpha_term"] + terms["beta_term"] + terms["ge2_corrected"]
     assert total == pytest.approx(pop.loss(net, t), rel=1e-12)
+
+
+def test_kernel_series_small_polynomial_by_hand():
+    """With ``k_max = 2`` the series is ``sigma_0^2 + sigma_1^2 t + sigma_2^2 t^2`` where
+    ``sigma_0 = E[relu] = 1/sqrt(2 pi)``, ``sigma_1 = E[x relu] = 1/2`` and ``sigma_2 =
+    E[relu (x^2 - 1)] / sqrt(2) = (2 - 1) / sqrt(2 pi) / sqrt(2)``, i.e. ``1/(2 pi) + t/4 +
+    t^2/(4 pi)``; the output has the shape of ``t`` (a 2x2 grid of integers, a 0-d scalar)."""
+    t = np.array([[0, 1], [-1, 2]])
+    expect = np.array(
+        [
+            [1 / (2 * math.pi), 1 / 4 + 3 / (4 * math.pi)],
+            [3 / (4 * math.pi) - 1 / 4, 1 / 2 + 3 / (2 * math.pi)],
+        ]
+    )
+    got = hermite.kernel_series(t, 2)
+    assert got.shape == (2, 2)
+    np.testing.assert_allclose(got, expect, rtol=1e-13, atol=0)
+    got2 = hermite.kernel_series(t, 2, start=2)
+    assert got2.shape == (2, 2)
+    np.testing.assert_allclose(got2, t**2 / (4 * math.pi), rtol=1e-15, atol=0)
+    s = hermite.kernel_series(0.5, 2)
+    assert s.shape == ()
+    assert float(s) == pytest.approx(
+        1 / (2 * math.pi) + 1 / 8 + 1 / (16 * math.pi), rel=1e-15, abs=0
+    )
+
+
+def test_kernel_series_integer_t_is_evaluated_in_floats():
+    """The truncated series is the polynomial with coefficients ``sigma_k^2``: at the integer
+    ``t = 2`` it equals Horner's evaluation (numpy ``polyval``) at ``2.0``; powers of an int64
+    ``2`` would wrap to 0 from ``2^64`` on and lose the largest terms."""
+    c = np.array([hermite.relu_coefficient(k) for k in range(71)]) ** 2
+    horner = np.polynomial.polynomial.polyval(2.0, c)
+    assert float(hermite.kernel_series(2, 70)) == pytest.approx(horner, rel=1e-12, abs=0)
+    assert float(hermite.kernel_series([2], 70)[0]) == pytest.approx(horner, rel=1e-12, abs=0)
+
+
+def test_correlated_moments_two_node_rule_by_hand():
+    """With ``nodes = 2`` the rule has ``x, z = +-1`` with weight 1/4 each: exact up to degree 3
+    per axis, but ``h_2(x) = (x^2 - 1)/sqrt(2)`` vanishes at both nodes, so ``M[2, 2] = 0``
+    instead of ``rho^2``; ``E[x y] = rho`` and the other entries (odd, or
+    ``E[y^2 - 1] = rho^2 + (1 - rho^2) - 1``) are 0. The default (``k_max + 1`` nodes, as
+    documented) is the exact rule."""
+    M = hermite.correlated_moments(2, 0.6, nodes=2)
+    np.testing.assert_allclose(M, np.diag([1.0, 0.6, 0.0]), rtol=0, atol=1e-15)
+    for k, rho in ((2, 0.6), (4, 0.5), (12, -0.9)):
+        np.testing.assert_array_equal(
+            hermite.correlated_moments(k, rho), hermite.correlated_moments(k, rho, nodes=k + 1)
+        )
+    assert hermite.correlated_moments(2, 0.6)[2, 2] == pytest.approx(0.36, abs=1e-14)
+
+
+def test_lemma_i1_defaults_and_maxima_at_or_past_the_edges():
+    """``p`` defaults to 1: ``max cos sin = max sin(2 theta)/2 = 1/2``. ``k = 0``: ``max sin = 1``
+    at ``theta = pi/2``, the last grid point. ``k = 1, p = 4``: ``tan^2 theta = 4``, so
+    ``cos^2 = 1/5``, ``sin^2 = 4/5`` and the maximum ``16 / (25 sqrt 5)`` lies past
+    ``theta = pi/3``. The grid defaults to 20001 points (same result as passing it)."""
+    assert hermite.lemma_i1_closed_form(1) == pytest.approx(0.5, rel=1e-15, abs=0)
+    assert hermite.lemma_i1_max(1) == pytest.approx(0.5, rel=1e-14, abs=0)
+    assert hermite.lemma_i1_max(0, 1) == pytest.approx(1.0, rel=1e-15, abs=0)
+    assert hermite.lemma_i1_max(0, 2) == pytest.approx(1.0, rel=1e-15, abs=0)
+    assert hermite.lemma_i1_max(1, 4) == pytest.approx(16 / (25 * math.sqrt(5)), rel=1e-12, abs=0)
+    for k, p in ((1, 4), (3, 2), (10**6, 1)):
+        assert hermite.lemma_i1_max(k, p) == hermite.lemma_i1_max(k, p, grid=20_001)
+
+
+def test_lemma_i1_narrow_peaks_are_found():
+    """For ``p = 1`` the maximum is ``e^{-1/2} k^{-1/2} (1 + O(1/k))`` at ``theta ~ k^{-1/2}``:
+    for ``k = 1e9`` and ``1e12`` the peak is narrower than the grid step ``pi / 40000`` and
+    lies between the first grid points, so only the bounded search on the neighbours of the
+    grid's best point finds it (``cos^k`` in floats is good to about ``k eps ~ 1e-4``). By
+    ``theta -> pi/2 - theta`` the same holds for ``cos sin^p`` next to ``pi/2``. At ``k = 1e6``
+    the search is tight (``xatol 1e-14``): the result agrees with the closed form to 1e-9,
+    which the optimizer's default ``xatol = 1e-5`` misses, and no solver warning is raised."""
+    for k in (10**9, 10**12):
+        expect = math.exp(-0.5) / math.sqrt(k)
+        assert hermite.lemma_i1_max(k, 1) == pytest.approx(expect, rel=1e-3, abs=0)
+        assert hermite.lemma_i1_max(1, k) == pytest.approx(expect, rel=1e-3, abs=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        num = hermite.lemma_i1_max(10**6, 1)
+    assert num == pytest.approx(hermite.lemma_i1_closed_form(10**6, 1), rel=1e-9, abs=0)
+
+
+def test_lemma_i2_max_to_machine_precision():
+    """On the log scale the objective ``(log k - k ln(1/beta)) / 2`` is concave with second
+    derivative ``-1/2`` at its peak, so a search to ``xatol = 1e-12`` gets the maximum to
+    rounding; scipy's default ``1e-5`` leaves errors near 1e-13. No solver warning either."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for beta in (0.05, 0.2, math.exp(-1.0), 0.5, 0.9):
+            assert hermite.lemma_i2_max(beta) == pytest.approx(
+                hermite.lemma_i2_corrected(beta), rel=1e-14, abs=0
+            )
