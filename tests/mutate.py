@@ -1490,6 +1490,16 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.certificate": {
+        "lemma10_proof_radius": {
+            (
+                "cum = _abs_relu_coefficient_sums(2 * ell(lo))",
+                "cum = _abs_relu_coefficient_sums(3 * ell(lo))",
+            ): (
+                "for lo <= pi/2 (the default 1e-2, the only value the chapter uses) every index "
+                "read is at most 2 ell(lo), so the longer table changes nothing; lo > pi/2 is "
+                "outside the search (pi/2 is its upper end) and unguarded: noted to fix"
+            ),
+        },
         "relu_ge_prime": {
             (
                 "H = herm.hermite_normalized(max(ell - 2, 0), z)",

@@ -391,6 +391,61 @@ def test_lemma10_proof_radius():
     assert cert.lemma10_proof_radius(1e-8, 0.5, 3.0) > radii[2]
 
 
+def _abs_relu_coefficients(k_max):
+    """``|sigma_k|``, ``k <= k_max``, of ReLU's normalized Hermite series (Lemma A.1) by the
+    ratio ``|sigma_{k+2}| / |sigma_k| = (k - 1) / sqrt((k + 1)(k + 2))`` of ``(k - 3)!! /
+    sqrt(2 pi k!)`` from ``|sigma_2| = 1 / sqrt(4 pi)``; ``sigma_0 = 1 / sqrt(2 pi)``,
+    ``sigma_1 = 1/2``, odd ``sigma_k = 0`` from ``k = 3``."""
+    s = np.zeros(k_max + 1)
+    s[:3] = 1 / math.sqrt(2 * math.pi), 0.5, 1 / math.sqrt(4 * math.pi)
+    k = np.arange(2, k_max - 1, 2, dtype=float)
+    s[4::2] = s[2] * np.cumprod((k - 1) / np.sqrt((k + 1) * (k + 2)))
+    return s
+
+
+def test_lemma10_proof_radius_by_hand():
+    """``L = 4e-6``, ``a*_i = 1/2``, ``||a*||_1 = 3``: ``log(16 * 3 / (1/2)) = log 96`` and the
+    proof's inequality ``sqrt(L ell) < |a*_i| / 4 sum_{ell <= k < 2 ell} |sigma_k|`` holds
+    exactly for ``ell = 1, ..., 14`` among all ``ell`` up to ``ell(lo)`` (a scan over ``ell``,
+    the coefficients by their ratio recurrence). ``ceil(5 log 96 / delta^2) <= 14`` iff
+    ``delta >= sqrt(5 log 96 / 14) ~ 1.277``: the radius, inside ``(pi/3, pi/2)``. The 40
+    geometric bisection steps on ``[lo, pi/2]`` leave it on the grid ``lo (pi/2 / lo)^(j /
+    2^40)``, at most one grid step above the exact radius (for ``lo = 0.01`` and ``0.02``)."""
+    loss, a_i, a_l1, lo = 4e-6, 0.5, 3.0, 1e-2
+    logf = math.log(96.0)
+    n_max = math.ceil(5 * logf / lo**2)
+    cum = np.concatenate([[0.0], np.cumsum(_abs_relu_coefficients(2 * n_max))])
+    n = np.arange(1, n_max + 1)
+    holds = np.sqrt(loss * n) < abs(a_i) / 4 * (cum[2 * n] - cum[n])
+    assert np.flatnonzero(holds).tolist() == list(range(14))  # ell = 1 .. 14
+    exact = math.sqrt(5 * logf / 14)
+    for low in (lo, 2 * lo):  # the default lower end of the bracket, and 2 lo
+        r = cert.lemma10_proof_radius(loss, a_i, a_l1, low)
+        step = (math.pi / 2 / low) ** (2.0**-40)
+        assert exact <= r <= exact * step * (1 + 1e-14)
+        j = math.log(r / low) / math.log(math.pi / 2 / low) * 2.0**40
+        assert abs(j - round(j)) < 1e-2
+        # the sign of a*_i does not matter
+        assert cert.lemma10_proof_radius(loss, -a_i, a_l1, low) == r
+
+
+def test_lemma10_proof_radius_fails_at_a_tie():
+    """The proof's inequality is strict. ``a*_i = 8``, ``||a*||_1 = 3/4``: ``ell(pi/2) =
+    ceil(5 log(1.5) / (pi/2)^2) = ceil(0.82) = 1``, and the right side at ``ell = 1`` is ``8/4
+    |sigma_1| = 1`` (``sigma_1 = 1/2``); in doubles ``|sigma_1|`` comes out of the cumulative
+    sums one ulp below ``1/2``, so the tie is at the double ``L = (2 |sigma_1|)^2``, where
+    ``sqrt(L)`` is exactly the right side: there no ``delta`` qualifies (``inf``), one ulp
+    below it ``pi/2`` does (a finite radius)."""
+    assert math.ceil(5 * math.log(1.5) / (math.pi / 2) ** 2) == 1
+    cum = cert._abs_relu_coefficient_sums(2)
+    rhs = 8.0 / 4 * (cum[2] - cum[1])
+    assert rhs == pytest.approx(1.0, rel=1e-15)
+    tie = rhs * rhs
+    assert math.sqrt(tie) == rhs
+    assert cert.lemma10_proof_radius(tie, 8.0, 0.75) == math.inf
+    assert cert.lemma10_proof_radius(math.nextafter(tie, 0.0), 8.0, 0.75) <= math.pi / 2
+
+
 def test_eta_grad_at_a_teacher_direction_has_the_radial_derivative():
     """At ``w = u_j`` (a pole: ``kappa''`` is infinite there and ``b_j . u_j = 0``) the
     gradient's radial part is ``d/ds f(s u_j)`` at ``s = 1``, with ``f(w) = sum_i kappa(w.u_i)

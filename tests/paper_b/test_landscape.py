@@ -58,6 +58,36 @@ def test_lemma6_window():
     assert not land.lemma6_window(zeta, lam, resolution=1e-4)[1]
 
 
+def test_lemma6_window_includes_its_edges():
+    """Lemma 6's bounds are non-strict; each edge below is hit exactly in doubles (``0.5^2``,
+    ``pow(1, 1.8) = 1`` and ``10 * 2^-6`` are exact). lambda = 1/2: lambda^2 = 1/4 <= 1/2^1.8
+    ~ 0.287; lambda = 1, c_lo = 1/2: zeta = 1 = lambda^1.8; 0.38^2 = 0.1444 < 10 * 2^-6 =
+    0.15625 < 0.38^1.8 ~ 0.1752, so only the resolution bound is tight there."""
+    assert land.lemma6_window([0.25], [0.5]).tolist() == [True]  # zeta = lambda^2
+    assert land.lemma6_window([1.0], [1.0], c_lo=0.5).tolist() == [True]  # zeta = lambda^1.8
+    on_res = land.lemma6_window([0.15625], [0.38], resolution=2.0**-6)
+    assert on_res.tolist() == [True]  # zeta = 10 resolution
+    # zeta = 9.5 resolution: not resolved
+    assert not land.lemma6_window([0.15625], [0.38], resolution=0.15625 / 9.5)[0]
+
+
+def test_lemma6_window_reads_its_arguments_as_float64():
+    """zeta, lambda and the resolution are converted to float64 first, so ``Decimal`` values
+    give the float results. ``Decimal("0.1")`` is read as the double ``0.1 + 5.6e-18``, which
+    equals ``c_lo lambda^2`` for ``c_lo = 0.1``, ``lambda = 1`` (an exact comparison would put
+    it below); ``10 * 0.03 == 0.3`` in doubles (``0.3 - 1.1e-17``), while ``10 * Decimal("0.03")``
+    is exactly ``0.3``; ``0.52^2 = 0.2704 <= 0.3 <= 0.52^1.8 ~ 0.308``."""
+    from decimal import Decimal
+
+    assert land.lemma6_window([Decimal("0.1")], [1.0], c_lo=0.1).tolist() == [True]
+    assert land.lemma6_window([0.1], [1.0], c_lo=0.1).tolist() == [True]
+    assert land.lemma6_window([0.3], [0.52], Decimal("0.03")).tolist() == [True]
+    assert land.lemma6_window([0.3], [0.52], 0.03).tolist() == [True]
+    zeta = [5e-5, 1.5e-4, 3e-4]  # lambda^2 = 1e-4, lambda^1.8 ~ 2.5e-4
+    lam = [Decimal("0.01")] * 3
+    assert land.lemma6_window(zeta, lam).tolist() == [False, True, False]
+
+
 def test_visible_threshold():
     assert land.visible_threshold(land.KAPPA2_ONE * 0.25) == pytest.approx(0.5)
     assert land.visible_threshold(-1.0) == 0.0
