@@ -530,6 +530,10 @@ SIGNS_NONZERO = (
     "s = np.sign(...) with its zeros set to 1 on the line before: s is -1, 1 or NaN here, where "
     "both comparisons agree"
 )
+DEV_2D = (
+    "W is (m, d) or (B, m, d) (one configuration becomes a batch of one): this tensor is "
+    "two-dimensional, where axis 1 is axis -1"
+)
 LOOP_BREAKS = "the loop breaks at its last step: the pass after it is never reached"
 TRANSPOSE_2D = "for a 2-D Xn, np.swapaxes(Xn, -1, -2) is Xn.T: the same Xt either way"
 LOG_ELL_2D = (
@@ -625,6 +629,33 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.kkt": {
+        "deviations": {
+            (
+                'qmin = torch.where(bad, torch.full_like(qmin, float("nan")), qmin)',
+                'qmin = torch.where(bad, torch.full_like(qmin, float("NAN")), qmin)',
+            ): "float() reads 'NAN' like 'nan': the same NaN, bit for bit",
+            (
+                'k: torch.where(bad, torch.full_like(qmin, float("nan")), val).numpy()',
+                'k: torch.where(bad, torch.full_like(qmin, float("NAN")), val).numpy()',
+            ): "float() reads 'NAN' like 'nan': the same NaN, bit for bit",
+            ("qmin = q.min(dim=-1).values", "qmin = q.min(dim=+1).values"): DEV_2D,
+            (
+                '"margin_max_dev": (q / qmin[:, None] - 1).abs().max(dim=-1).values,',
+                '"margin_max_dev": (q / qmin[:, None] - 1).abs().max(dim=+1).values,',
+            ): DEV_2D,
+            (
+                '"sign_disagreement": (torch.sign(f) != lin).double().mean(dim=-1),',
+                '"sign_disagreement": (torch.sign(f) != lin).double().mean(dim=+1),',
+            ): DEV_2D,
+            (
+                '"row_collapse": torch.linalg.norm(Wn - means, dim=-1).max(dim=-1).values / fro,',
+                '"row_collapse": torch.linalg.norm(Wn - means, dim=-1).max(dim=+1).values / fro,',
+            ): DEV_2D,
+            (
+                "rank = s[:, 2] / s[:, 0] if s.shape[-1] >= 3 else torch.zeros_like(qmin)",
+                "rank = s[:, 2] / s[:, 0] if s.shape[+1] >= 3 else torch.zeros_like(qmin)",
+            ): DEV_2D,
+        },
         "three_point_closed_forms": {
             (
                 "z = (1 + gamma) / 2 * (three_point_multipliers(eps) * y) @ X",
@@ -1487,6 +1518,24 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         "piecewise_linear_coefficients": {
             ("n = k_max // 2 + 2", "n = k_max // 3 + 2"): LAGUERRE_EXACT,
             ("n = k_max // 2 + 2", "n = k_max // 2 + 3"): LAGUERRE_EXACT,
+        },
+    },
+    "paper_b.features": {
+        "half_mass_radius": {
+            (
+                'sel = sel[np.argsort(dl[sel], kind="stable")]',
+                'sel = sel[np.argsort(dl[sel], kind="STABLE")]',
+            ): "NumPy reads a sort kind by its first letter, in either case: 'S' is stable",
+        },
+        "residual_terms": {
+            (
+                "W = net.W * s[:, None] # Assumption F.1: w_j.w*_i >= 0",
+                "W = net.W / s[:, None] # Assumption F.1: w_j.w*_i >= 0",
+            ): "s is +-1 here (its zeros are set to 1 first), and x / (+-1) = x * (+-1) exactly",
+            (
+                "R3 = INV_SQRT_2PI * (teacher.a @ ns - net.a @ n) * np.ones(len(X))",
+                "R3 = INV_SQRT_2PI * (teacher.a @ ns - net.a @ n) / np.ones(len(X))",
+            ): "x / 1.0 = x * 1.0 exactly, with the same shape",
         },
     },
     "paper_b.certificate": {

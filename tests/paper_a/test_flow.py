@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -227,6 +229,28 @@ def test_steps_for_tolerance():
     assert flow.steps_for_tolerance(np.array([[0.1], [0.02]]), np.array([[0.1], [0.01]]), 10) == 40
     with np.testing.assert_raises(ValueError):
         flow.steps_for_tolerance([np.nan], 0.01, 100)
+
+
+def test_steps_for_tolerance_factor_empty_inputs_and_messages():
+    """``ceil(steps * factor * max(dev / tol))``, at least ``steps``, by hand: 0.1 at step 100
+    reaches 0.01 / factor at step 1000 with ``factor = 1`` and 500 with ``factor = 1/2`` (any
+    positive factor is accepted: below 1 trusts a rate faster than ``1/s``); no deviation
+    asks for no more steps; the deviations and tolerances are read as numbers (numeric strings,
+    fractions, decimals); NaN deviations and non-positive tolerances or factors are refused."""
+    assert flow.steps_for_tolerance([0.1], 0.01, 100, factor=1) == 1000
+    assert flow.steps_for_tolerance([0.1], 0.01, 100, factor=0.5) == 500
+    assert flow.steps_for_tolerance([], 0.01, 100) == 100
+    assert flow.steps_for_tolerance(np.zeros((0, 3)), [0.1, 0.2, 0.3], 7, factor=3.0) == 7
+    assert flow.steps_for_tolerance(["0.05", "0.1"], "0.01", 100) == 2000
+    exact = [Fraction(1, 20), Fraction(1, 10)]
+    assert flow.steps_for_tolerance(exact, Decimal("0.01"), 100) == 2000
+    nan_msg = "a deviation is NaN: the run does not separate every training set"
+    with pytest.raises(ValueError, match=rf"^{re.escape(nan_msg)}$"):
+        flow.steps_for_tolerance([0.1, np.nan], 0.01, 100)
+    msg = "^tolerances and factor must be positive$"
+    for tol, factor in [(0.0, 2.0), (-0.01, 2.0), ([0.01, 0.0], 2.0), (0.01, 0.0), (0.01, -1.0)]:
+        with pytest.raises(ValueError, match=msg):
+            flow.steps_for_tolerance([0.1, 0.1], tol, 100, factor)
 
 
 def test_flow_to_tolerance_reaches_tol_from_the_measured_rate():

@@ -338,3 +338,61 @@ def test_the_solver_named_is_the_one_called():
         kkt.max_margin_separator(ds.X, ds.y, solver="NO_SUCH_SOLVER")
     with pytest.raises(RuntimeError, match="convex solver NO_SUCH_SOLVER finished"):
         kkt.solve_problem3(ds.X, ds.y, 3, 2, gamma=0.5, solver="NO_SUCH_SOLVER")
+
+
+def _deviations_example():
+    """m1 = 2, m2 = 1, gamma = 1/2, x_1 = e_1 (y = +1), x_2 = e_2 (y = -1) in R^3 (so
+    min(m, d) = 3), and test points on which ``W1 = sqrt3 diag(1, -4, 1/2)`` is known by hand."""
+    r3 = math.sqrt(3)
+    net = models.LeakyNetwork(2, 1, gamma=0.5)
+    X, y = np.eye(3)[:2], np.array([1.0, -1.0])
+    # the reference W*: rows v*, v*, u*
+    v, u = r3 * np.array([0.5, -2.0, 0.0]), r3 * np.array([0.0, 0.0, 0.5])
+    sol = kkt.Problem3Solution(v=v, u=u, lam=np.ones(2), m1=2, m2=1, gamma=0.5)
+    Xt = np.array([[1.0, 0.0, 0.0], [1.0, 0.4, 0.0], [-1.0, -0.15, 0.0], [0.0, 0.0, 1.0]])
+    return net, X, y, sol, Xt, r3 * np.diag([1.0, -4.0, 0.5])
+
+
+def test_deviations_worked_example():
+    """:func:`kkt.deviations` by hand, row by row. ``W1 = sqrt3 diag(1, -4, 1/2)``: margins
+    ``(1, 2)`` (``y_2 f(e_2) = -gamma (-4)``), so ``W~ = W1`` and ``margin_max_dev = 1``;
+    singular values ``sqrt3 (4, 1, 1/2)``: ``rank_ratio = 1/8``; its rows 1, 2 lie
+    ``sqrt3 ||(1/2, 2, 0)||`` from their mean ``v* = sqrt3 (1/2, -2, 0)``:
+    ``row_collapse = sqrt(2 * 4.25 / 17.25) = sqrt(17/69)`` and ``dist_to_convex =
+    sqrt(8.5 / 8.75) = sqrt(34/35)``; ``f(x) = phi(x1) + phi(-4 x2) - phi(x3/2)`` and
+    ``z.x = x1 - 4 x2 - x3/2`` disagree in sign on the test points 2 and 4 of 4 (``f = 0.2,
+    z.x = -0.6`` and ``f = 0.1, z.x = -0.4``): ``sign_disagreement = 1/2``. ``2 W*``: margins
+    ``(2, 4)``, collapsed, rank 2, so 1 and zeros. ``sqrt3 diag(1, 0, 1/2)``: margin 0 on
+    ``x_2`` (not strictly separating): NaN everywhere. A single ``(m, d)`` matrix is a batch of
+    one."""
+    net, X, y, sol, Xt, W1 = _deviations_example()
+    Ws = np.stack([W1, 2 * sol.W, math.sqrt(3) * np.diag([1.0, 0.0, 0.5])])
+    dev = kkt.deviations(net, Ws, X, y, sol=sol, X_test=Xt)
+    expected = {
+        "margin_max_dev": [1.0, 1.0],
+        "row_collapse": [math.sqrt(17 / 69), 0.0],
+        "rank_ratio": [0.125, 0.0],
+        "dist_to_convex": [math.sqrt(34 / 35), 0.0],
+        "sign_disagreement": [0.5, 0.0],
+    }
+    assert set(dev) == set(expected)
+    for k, want in expected.items():
+        assert dev[k].shape == (3,), k
+        assert dev[k][:2] == pytest.approx(want, rel=1e-12, abs=1e-15), k
+        assert np.isnan(dev[k][2]), k
+    one = kkt.deviations(net, W1, X, y, sol=sol, X_test=Xt)
+    for k, want in expected.items():
+        assert one[k].shape == (1,) and one[k][0] == pytest.approx(want[0], rel=1e-12), k
+
+
+def test_deviations_sign_test_at_the_end_of_the_float_range():
+    """Item 6 compares signs only, and the deviations are invariant under ``(X, W) -> (t X,
+    W / t)``: at ``t = 5e-308`` (``W`` up to ``1.4e308``) the margin, rank and sign deviations
+    of the worked example are unchanged, the sign test included (``z = (m1 v - m2 u) / sqrt m``
+    stays finite: up to ``8e307``)."""
+    net, X, y, sol, Xt, W1 = _deviations_example()
+    t = 5e-308
+    dev = kkt.deviations(net, W1 / t, t * X, y, sol=sol, X_test=1e-300 * Xt)
+    assert dev["margin_max_dev"][0] == pytest.approx(1.0, rel=1e-12)
+    assert dev["rank_ratio"][0] == pytest.approx(0.125, rel=1e-12)
+    assert dev["sign_disagreement"][0] == 0.5

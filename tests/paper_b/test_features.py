@@ -220,3 +220,115 @@ def test_balanced_objective_is_the_regularized_loss_at_balance(lam):
         assert feat.balanced_objective(off, t, lam) < pop.loss_ge2(off, t) + lam / 2 * (
             4 * a @ a + np.sum(W**2)
         )
+
+
+def _pythagorean_net():
+    """Teacher ``a* = (1, -2)``, ``w*_1 = e1``, ``w*_2 = e2`` in ``R^3``, and five student
+    neurons with integer (Pythagorean) rows, so every norm and mass ``a_j ||w_j||`` is exact:
+    near ``e1``: ``(3,0,4)`` (angle ``atan2(4,3)``, mass 5/16), ``(4,0,3)`` (``atan2(3,4)``,
+    5/16), ``(2,0,0)`` (angle 0, 3/16); near ``e2``: ``(0,12,5)`` (``atan2(5,12)``, -13/16),
+    ``(0,2,0)`` (angle 0, -3/4). The far neurons come first, so the order must be sorted."""
+    t = tmod.Teacher(np.array([1.0, -2.0]), np.array([[1.0, 0, 0], [0, 1.0, 0]]))
+    W = np.array([[3.0, 0, 4], [4, 0, 3], [2, 0, 0], [0, 12, 5], [0, 2, 0]])
+    a = np.array([1 / 16, 1 / 16, 3 / 32, -1 / 16, -3 / 8])
+    return t, pop.Net(a, W)
+
+
+def test_lemma10_masses_on_a_worked_example():
+    """Signed masses ``sign(a*_i) sum_{j in T_i, delta_j <= delta} a_j ||w_j||`` and the
+    half-mass radii of :func:`_pythagorean_net`, added up by hand; ``delta`` is a closed
+    bound (a neuron exactly at ``delta``, here angle 0, counts) and is read as float64."""
+    from fractions import Fraction
+
+    t, net = _pythagorean_net()
+    far, mid, tilt = math.atan2(4, 3), math.atan2(3, 4), math.atan2(5, 12)
+    # delta = 0: only the neurons exactly on w*_i: 3/16, and -(-3/4)
+    np.testing.assert_array_equal(feat.signed_mass_near(net, t, 0.0), [3 / 16, 3 / 4])
+    # delta = 0.5 adds (0,12,5) to teacher 2: 3/4 + 13/16 = 25/16
+    np.testing.assert_allclose(feat.signed_mass_near(net, t, 0.5), [3 / 16, 25 / 16])
+    # one delta per teacher: 0.7 adds (4,0,3) to teacher 1: 3/16 + 5/16 = 1/2
+    np.testing.assert_allclose(feat.signed_mass_near(net, t, [0.7, 0.1]), [1 / 2, 3 / 4])
+    # an exact fraction a hair below atan2(3,4)'s float is that float once read as float64
+    below = Fraction(float(np.arccos(0.8))) - Fraction(1, 2**80)
+    assert float(below) == np.arccos(0.8)
+    np.testing.assert_allclose(feat.signed_mass_near(net, t, below), [1 / 2, 25 / 16])
+    # half of |a*| = (1/2, 1): teacher 1 reaches exactly 3/16 + 5/16 = 1/2 at atan2(3,4)
+    # (>= counts equality); teacher 2 has 3/4 < 1 at 0 and 25/16 >= 1 at atan2(5,12)
+    np.testing.assert_allclose(feat.half_mass_radius(net, t), [mid, tilt], rtol=1e-14)
+    # Lemma 8 (i): sum |a_j| ||w_j|| delta_j^2
+    expected = 5 / 16 * far**2 + 5 / 16 * mid**2 + 13 / 16 * tilt**2
+    assert feat.far_mass(net, t) == pytest.approx(expected, rel=1e-14)
+
+
+def test_half_mass_radius_is_inf_where_half_is_never_reached():
+    """Teacher 2 of :func:`_pythagorean_net` with only its angle-0 neuron (mass 3/4 < 1):
+    no radius holds half of ``|a*_2| = 2``."""
+    t, net = _pythagorean_net()
+    short = pop.Net(np.r_[net.a[:3], net.a[4]], np.vstack([net.W[:3], net.W[4]]))
+    np.testing.assert_allclose(feat.half_mass_radius(short, t), [math.atan2(3, 4), np.inf])
+
+
+def test_half_mass_radius_sorts_tied_angles_stably():
+    """Sixteen neurons exactly on ``+-w*`` (angle 0), masses -1/2, +1/2, ... alternating,
+    negative first in index order (total 0), and one of mass 5/4 at ``atan2(3,4)`` listed
+    first: the mass within angle 0 is 0 < 1/2, so the half-mass radius is ``atan2(3,4)``.
+    Taken in index order (a stable sort of the angles) no partial sum of the tie reaches 1/2;
+    an unstable sort may move a positive one ahead and stop at 0."""
+    t = tmod.Teacher(np.array([1.0]), np.array([[1.0, 0.0]]))
+    sign = np.tile([-1.0, 1.0], 8)
+    W = np.vstack([[4.0, 3.0], np.outer(np.tile([1.0, -1.0, -1.0, 1.0], 4), [1.0, 0.0])])
+    a = np.r_[1 / 4, 0.5 * sign]
+    assert feat.half_mass_radius(pop.Net(a, W), t)[0] == pytest.approx(math.atan2(3, 4))
+
+
+def test_average_neurons_flip_signs_and_ignore_a_zero_neuron():
+    """``v_i = sum_{j in T_i} a_j s_j w_j`` by hand: ``(4,0,3)`` with ``a = 1/2`` and
+    ``(-2,0,0)`` (near ``-w*_1``, ``s = -1``) with ``a = 1/4`` give ``v_1 = (2,0,3/2) +
+    (1/2,0,0)``; ``(0,-12,5)`` (``s = -1``) with ``a = -1/2`` gives ``v_2 = (0,-6,5/2)``; a
+    zero neuron has no mass and adds nothing."""
+    t = tmod.Teacher(np.array([1.0, -2.0]), np.array([[2.0, 0, 0], [0, 1.0, 0]]))
+    W = np.array([[4.0, 0, 3], [-2, 0, 0], [0, -12, 5], [0, 0, 0]])
+    net = pop.Net(np.array([0.5, 0.25, -0.5, 1.0]), W)
+    V = feat.average_neurons(net, t)
+    np.testing.assert_allclose(V, [[2.5, 0, 1.5], [0, -6, 2.5]], rtol=1e-15, atol=0)
+
+
+def test_residual_terms_on_a_worked_example():
+    """eq. (8) at a hand example: teacher ``a* = (1, -2)``, ``w*_1 = 2 e1``, ``w*_2 = e2``
+    (non-unit norms); neurons ``(4,0,3)``, ``(-2,0,0)`` (flipped, ``s = -1``), ``(0,-12,5)``
+    (flipped), ``(0,0,3)`` (orthogonal to both teachers: it goes to the first, ``s`` taken
+    ``+1``) and a zero neuron. Expected values from the paper's definitions written per
+    neuron: ``relu_{>=2}`` of a neuron ``w`` is ``relu(w.x) - ||w||/sqrt(2 pi) - w.x/2``
+    (even in ``w``, so the flip leaves ``R`` alone); the flipped rows, the ``v_i`` and
+    ``R3 = (2 - 2 - (5/2 + 1/2 - 13/2 + 3/2)) / sqrt(2 pi) = 2 / sqrt(2 pi)`` are by hand.
+    ``x = 0`` (every sign 0) gives ``R1 = 0``."""
+    t = tmod.Teacher(np.array([1.0, -2.0]), np.array([[2.0, 0, 0], [0, 1.0, 0]]))
+    W = np.array([[4.0, 0, 3], [-2, 0, 0], [0, -12, 5], [0, 0, 3], [0, 0, 0]])
+    a = np.array([0.5, 0.25, -0.5, 0.5, 1.0])
+    net = pop.Net(a, W)
+    X = np.vstack([np.zeros(3), np.random.default_rng(3).standard_normal((6, 3))])
+    R, R1, R2, R3 = feat.residual_terms(net, t, X)
+    c = 1 / math.sqrt(2 * math.pi)
+
+    def ge2(w):
+        z = X @ w
+        return np.maximum(z, 0) - np.linalg.norm(w) * c - z / 2
+
+    R_hand = sum(aj * ge2(w) for aj, w in zip(a, W)) - ge2(2 * np.eye(3)[0]) + 2 * ge2(np.eye(3)[1])
+    owner = [0, 0, 1, 0, 0]
+    flipped = np.array([[4.0, 0, 3], [2, 0, 0], [0, 12, -5], [0, 0, 3], [0, 0, 0]])
+    # v_1 - a*_1 w*_1 = (2,0,3/2) + (1/2,0,0) + (0,0,3/2) - (2,0,0)
+    # v_2 - a*_2 w*_2 = (0,-6,5/2) + (0,2,0)
+    dv = np.array([[0.5, 0, 3.0], [0, -4.0, 2.5]])
+    sgn_star = np.sign(X @ t.W.T)
+    R1_hand = 0.5 * ((X @ dv[0]) * sgn_star[:, 0] + (X @ dv[1]) * sgn_star[:, 1])
+    R2_hand = sum(
+        0.5 * aj * (X @ w) * (np.sign(X @ w) - sgn_star[:, i])
+        for aj, w, i in zip(a, flipped, owner)
+    )
+    np.testing.assert_allclose(R, R_hand, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(R1, R1_hand, rtol=1e-12, atol=1e-13)
+    assert R1[0] == 0.0
+    np.testing.assert_allclose(R2, R2_hand, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(R3, np.full(len(X), 2 * c), rtol=1e-14)
+    np.testing.assert_allclose(R, R1 + R2 + R3, rtol=1e-12, atol=1e-13)

@@ -135,5 +135,44 @@ def test_epoch_table_and_lemma10(short_run):
 def test_lemma10_along_needs_the_nets(short_run):
     t, net3, _, _ = short_run
     _, tr = alg.stage3(net3, t, 0.01, 1, steps=5, eta=0.1, record_every=5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^run stage3 with keep_nets=True$"):
         land.lemma10_along(tr, t, np.zeros(len(tr.epoch)))
+
+
+def test_lemma10_along_on_a_worked_example():
+    """Lemma 10 at two hand-made networks, ``lambda = 10^-3``. Teacher ``a* = (1, -2)``,
+    ``w*_1 = e1``, ``w*_2 = e2`` in ``R^3``. Network 1: near ``e1`` masses ``a_j ||w_j||`` 2/5 at
+    angle 0.1 and 3/5 at 0.3, near ``e2`` -1/2 at 0.05 and -1 at 0.15; a gap ``zeta = 0.2^3 -
+    lambda^2`` gives the radius 0.2, within which the signed masses are 2/5 and 3/2, i.e.
+    4/5 and 3/2 of ``|a*_i| / 2``: the ratio is 4/5. The half masses (1/2, 1) are reached at
+    0.3 and 0.15, the largest 0.3 = 3/2 of the radius. Network 2 is the teacher itself: ratio
+    2, half-mass radius 0. The gaps are given as exact fractions (read as float64), the
+    second one negative (counts as 0: radius ``lambda^(2/3)``)."""
+    from fractions import Fraction
+
+    t = tmod.Teacher(np.array([1.0, -2.0]), np.array([[1.0, 0, 0], [0, 1.0, 0]]))
+
+    def rot(axis, angle, norm):  # norm (cos, sin) in the plane of e_axis and e3
+        w = np.zeros(3)
+        w[axis], w[2] = norm * np.cos(angle), norm * np.sin(angle)
+        return w
+
+    W = np.array([rot(0, 0.1, 2.0), rot(0, 0.3, 1.0), rot(1, 0.05, 2.0), rot(1, 0.15, 1.0)])
+    net1 = pop.Net(np.array([0.2, 0.6, -0.25, -1.0]), W)
+    net2 = pop.Net(t.a, t.W)
+    lam = 1e-3
+    tr = alg.Trajectory(
+        epoch=[0, 0],
+        lam=[lam, lam],
+        step=[0, 1],
+        loss=[0, 0],
+        reg_loss=[0, 0],
+        grad_norm2=[0, 0],
+        nets=[net1, net2],
+    )
+    zeta = [Fraction(8, 1000) - Fraction(lam**2), Fraction(-1, 2)]
+    out = land.lemma10_along(tr, t, zeta)
+    assert out["radius"].dtype == np.float64
+    np.testing.assert_allclose(out["radius"], [0.2, lam ** (2 / 3)], rtol=1e-12)
+    np.testing.assert_allclose(out["mass_ratio"], [0.8, 2.0], rtol=1e-12)
+    np.testing.assert_allclose(out["half_radius_ratio"], [1.5, 0.0], rtol=1e-12, atol=0)
