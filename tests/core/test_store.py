@@ -150,28 +150,6 @@ def test_rankdecay_results_do_not_depend_on_the_batch():
     assert other[2] != met
 
 
-def test_rankdecay_summary_by_hand():
-    """The scalar results of a short record, read off by hand: the stable rank starts at 4,
-    dips to 1 at step 3 (a quarter of the start) and ends at 3."""
-    arrays = {
-        "steps": np.array([0, 1, 3, 7]),
-        "stable_rank": np.array([4.0, 2.0, 1.0, 3.0]),
-        "loss": np.array([0.7, 0.5, 0.4, 0.3]),
-        "test_accuracy": np.array([0.5, 0.6, 0.7, 0.8]),
-        "train_accuracy": np.array([0.5, 0.75, 1.0, 1.0]),
-    }
-    assert rankdecay.summarize(arrays) == {
-        "stable_rank_init": 4.0,
-        "stable_rank_final": 3.0,
-        "stable_rank_min": 1.0,
-        "step_of_min": 3,
-        "relative_min": 0.25,
-        "final_loss": 0.3,
-        "test_accuracy": 0.8,
-        "train_accuracy": 1.0,
-    }
-
-
 def test_rankdecay_test_accuracy_is_that_of_the_training_mixture():
     """The test set comes from the training set's mixture (the same ``mu``), so after one step
     from a small initialization, where the network classifies by ``sign(v.x)`` with

@@ -441,28 +441,24 @@ def test_metrics_take_the_dtype_of_w():
     r2 = math.sqrt(2.0)
     q = torch.tensor([0.5 / r2, -1.25 / r2], dtype=torch.float64)
     X32, W32 = X.to(torch.float32), W.to(torch.float32)
-    ref = {
-        "margins": lowrank.margins_metric(net, X, y)(W),
-        "gram": lowrank.gradient_gram_metric(net, X)(W),
-        "bound": lowrank.gradient_bound_metric(net, X, y, 3.0)(W),
-    }
+
+    def metrics(X, y, W):
+        return {
+            "margins": lowrank.margins_metric(net, X, y)(W),
+            "gram": lowrank.gradient_gram_metric(net, X)(W),
+            "bound": lowrank.gradient_bound_metric(net, X, y, 3.0)(W),
+        }
+
+    ref = metrics(X, y, W)
     torch.testing.assert_close(ref["margins"], q, rtol=1e-14, atol=0)
     # float32 points, float64 weights
-    out = {
-        "margins": lowrank.margins_metric(net, X32, y)(W),
-        "gram": lowrank.gradient_gram_metric(net, X32)(W),
-        "bound": lowrank.gradient_bound_metric(net, X32, y, 3.0)(W),
-    }
+    out = metrics(X32, y, W)
     for k in ref:
         assert out[k].dtype == torch.float64, k
         torch.testing.assert_close(out[k], ref[k], rtol=1e-14, atol=0)
     # float64 (or integer) labels and points, float32 weights
     for labels in (y, y.to(torch.int64)):
-        out = {
-            "margins": lowrank.margins_metric(net, X, labels)(W32),
-            "gram": lowrank.gradient_gram_metric(net, X)(W32),
-            "bound": lowrank.gradient_bound_metric(net, X, labels, 3.0)(W32),
-        }
+        out = metrics(X, labels, W32)
         for k in ref:
             assert out[k].dtype == torch.float32, k
             torch.testing.assert_close(out[k], ref[k].to(torch.float32), rtol=1e-6, atol=0)
