@@ -530,6 +530,12 @@ SIGNS_NONZERO = (
     "s = np.sign(...) with its zeros set to 1 on the line before: s is -1, 1 or NaN here, where "
     "both comparisons agree"
 )
+NAN_CASE = "float() reads 'NAN' like 'nan': the same NaN, bit for bit"
+SCIPY_METHOD = (
+    "scipy's minimize_scalar takes method=None with bounds as 'bounded' and lowercases a method "
+    "name: the same solver with the same arguments"
+)
+BROADCAST_ROW = "an (n,) and a (1, n) factor broadcast against (B, n) to the same products"
 DEV_2D = (
     "W is (m, d) or (B, m, d) (one configuration becomes a batch of one): this tensor is "
     "two-dimensional, where axis 1 is axis -1"
@@ -550,7 +556,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             (
                 'qmin = torch.where(qmin > 0, qmin, torch.full_like(qmin, float("nan")))',
                 'qmin = torch.where(qmin > 0, qmin, torch.full_like(qmin, float("NAN")))',
-            ): "float() reads 'NAN' like 'nan': the same NaN, bit for bit",
+            ): NAN_CASE,
         },
         "stable_rank": {
             (
@@ -633,11 +639,11 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             (
                 'qmin = torch.where(bad, torch.full_like(qmin, float("nan")), qmin)',
                 'qmin = torch.where(bad, torch.full_like(qmin, float("NAN")), qmin)',
-            ): "float() reads 'NAN' like 'nan': the same NaN, bit for bit",
+            ): NAN_CASE,
             (
                 'k: torch.where(bad, torch.full_like(qmin, float("nan")), val).numpy()',
                 'k: torch.where(bad, torch.full_like(qmin, float("NAN")), val).numpy()',
-            ): "float() reads 'NAN' like 'nan': the same NaN, bit for bit",
+            ): NAN_CASE,
             ("qmin = q.min(dim=-1).values", "qmin = q.min(dim=+1).values"): DEV_2D,
             (
                 '"margin_max_dev": (q / qmin[:, None] - 1).abs().max(dim=-1).values,',
@@ -1455,10 +1461,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_b.hermite": {
         "lemma_i1_max": {
             **{
-                ('method="bounded",', after): (
-                    "scipy's minimize_scalar takes method=None with bounds as 'bounded' and "
-                    "lowercases a method name: the same solver with the same arguments"
-                )
+                ('method="bounded",', after): SCIPY_METHOD
                 for after in ("method=None,", "", 'method="BOUNDED",')
             },
             (
@@ -1472,10 +1475,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
         "lemma_i2_max": {
             **{
-                ('method="bounded",', after): (
-                    "scipy's minimize_scalar takes method=None with bounds as 'bounded' and "
-                    "lowercases a method name: the same solver with the same arguments"
-                )
+                ('method="bounded",', after): SCIPY_METHOD
                 for after in ("method=None,", "", 'method="BOUNDED",')
             },
             ("k0 = 1.0 / lb", "k0 = 2.0 / lb"): (
@@ -1942,13 +1942,11 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ),
         },
         "loss_and_dF": {
-            ("q = y.reshape(1, -1) * F[..., 0]", "q = y.reshape(-1) * F[..., 0]"): (
-                "an (n,) and a (1, n) factor broadcast against (B, n) to the same products"
-            ),
+            ("q = y.reshape(1, -1) * F[..., 0]", "q = y.reshape(-1) * F[..., 0]"): BROADCAST_ROW,
             (
                 "dF = (-y.reshape(1, -1) * torch.sigmoid(-q) / n).unsqueeze(-1)",
                 "dF = (-y.reshape(-1) * torch.sigmoid(-q) / n).unsqueeze(-1)",
-            ): "an (n,) and a (1, n) factor broadcast against (B, n) to the same products",
+            ): BROADCAST_ROW,
             (
                 "yi = y.long().reshape(1, -1, 1).expand(F.shape[0], -1, 1)",
                 "yi = y.long().reshape(-1, 1).expand(F.shape[0], -1, 1)",

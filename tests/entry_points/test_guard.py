@@ -128,14 +128,21 @@ def test_child_attempt():
 """
 
 
-def _nested_xdist_session(tmp_path, **flags):
-    (tmp_path / "test_probe.py").write_text(textwrap.dedent(PROBE))
+def _outer_session_env() -> dict:
+    """This process's environment without its session's guard and pytest variables, with the
+    suite's conftest importable: a pytest started with it is a session of its own."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("TWOLAYER_NETWORK", "PYTEST_", "COV_"))
     }
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _nested_xdist_session(tmp_path, **flags):
+    (tmp_path / "test_probe.py").write_text(textwrap.dedent(PROBE))
+    env = _outer_session_env()
     env.update({k: "1" for k in flags})
     out = subprocess.run(
         [
@@ -207,12 +214,7 @@ def test_sessions_forked_from_one_server_keep_separate_logs(tmp_path):
     that reached for the network counted as killed)."""
     (tmp_path / "test_probe.py").write_text(textwrap.dedent(PROBE))
     (tmp_path / "server.py").write_text(FORKED_SESSIONS)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("TWOLAYER_NETWORK", "PYTEST_", "COV_"))
-    }
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), env.get("PYTHONPATH", "")])
+    env = _outer_session_env()
     out = subprocess.run(
         [sys.executable, "server.py"],
         capture_output=True,

@@ -37,20 +37,16 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
-def _use_new_folder() -> None:
+def _use_folder(folder: str | None = None) -> None:
+    """Log to ``folder`` (a new one when ``None``), here and in every process started later."""
     global NETWORK_DIR, NETWORK_LOG
-    os.environ["TWOLAYER_NETWORK_DIR"] = tempfile.mkdtemp(prefix="twolayer-net-")
+    os.environ["TWOLAYER_NETWORK_DIR"] = folder or tempfile.mkdtemp(prefix="twolayer-net-")
     NETWORK_DIR = Path(os.environ["TWOLAYER_NETWORK_DIR"])
     NETWORK_LOG = NETWORK_DIR / f"{WORKER}.log"
     os.environ["TWOLAYER_NETWORK_LOG"] = str(NETWORK_LOG)
 
 
-if os.environ.get("TWOLAYER_NETWORK_DIR"):
-    NETWORK_DIR = Path(os.environ["TWOLAYER_NETWORK_DIR"])
-    NETWORK_LOG = NETWORK_DIR / f"{WORKER}.log"
-    os.environ["TWOLAYER_NETWORK_LOG"] = str(NETWORK_LOG)
-else:
-    _use_new_folder()
+_use_folder(os.environ.get("TWOLAYER_NETWORK_DIR"))
 _IMPORTED_BY = os.getpid()
 runpy.run_path(str(GUARDS / "sitecustomize.py"))
 
@@ -62,7 +58,7 @@ def pytest_sessionstart(session):
     one session's blocked attempt, left in the shared log, would fail every later session and
     every test that a concurrent session's attempt overlaps."""
     if os.getpid() != _IMPORTED_BY and not os.environ.get("PYTEST_XDIST_WORKER"):
-        _use_new_folder()
+        _use_folder()
 
 
 def _attempts() -> str:
