@@ -550,6 +550,11 @@ LOGISTIC_DEFAULT = (
     "gradient_descent's default loss is the logistic one (test_run_batch_records_by_hand "
     "checks the recorded loss against the logistic risk)"
 )
+ZERO_LAM = "the omitted argument's default is lam = 0.0 (no weight decay): the same call"
+BATCH_SPLIT = (
+    "the batch only cuts the same stream of draws (NumPy's Gaussian fills element by element) "
+    "into chunks: the same samples, the sums grouped differently (rounding)"
+)
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_a.metrics": {
         "normalize_by_margin": {
@@ -2017,6 +2022,30 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 "rec = np.frombuffer(raw, dtype=np.uint8).reshape(-1, RECORD_BYTES)",
                 "rec = np.frombuffer(raw, dtype=np.uint8).reshape(-2, RECORD_BYTES)",
             ): NEGATIVE_RESHAPE,
+        },
+    },
+    "paper_b.samples": {
+        "gradient_error": {
+            ("G = pop.grad(net0, teacher, 0.0).W", "G = pop.grad(net0, teacher, ).W"): ZERO_LAM,
+            ("Gh = empirical_grad(net0, X, y, 0.0).W", "Gh = empirical_grad(net0, X, y, ).W"): (
+                ZERO_LAM
+            ),
+        },
+        "per_sample_trace": {
+            (
+                (
+                    "net0: Net, teacher: Teacher, n: int, seed: int, *, batch: int = 20_000, "
+                    "return_se: bool = False"
+                ),
+                (
+                    "net0: Net, teacher: Teacher, n: int, seed: int, *, batch: int = 20001, "
+                    "return_se: bool = False"
+                ),
+            ): BATCH_SPLIT,
+            ("G = pop.grad(net0, teacher, 0.0).W", "G = pop.grad(net0, teacher, ).W"): ZERO_LAM,
+        },
+        "predicted_error": {
+            ("G = pop.grad(net0, teacher, 0.0).W", "G = pop.grad(net0, teacher, ).W"): ZERO_LAM,
         },
     },
 }

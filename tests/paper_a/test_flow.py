@@ -72,6 +72,23 @@ def test_normalized_flow_checkpoints_and_history():
     assert np.all(step > 0) and np.all(np.isfinite(t))
 
 
+def test_torch_loop_records_the_flow_time(monkeypatch):
+    """The torch loop (here forced) returns ``log t_k`` with ``t_k = sum_{j<k} lr / L_j``, the
+    gradient-flow time, summed here directly from its own recorded losses; and the NumPy loop's
+    run of the same problem gives the same times to rounding."""
+    ds = data.constructed_gram(6, 6, seed=0, gamma=0.5)
+    net = models.LeakyNetwork(2, 1, gamma=0.5)
+    W0 = net.init(6, torch.tensor([1e-3, 1.0]), seed=0, batch=2)
+    X, y = ds.torch()
+    fast = flow.normalized_flow(net, W0, X, y, loss="exp", lr=0.5, checkpoints=[12])
+    monkeypatch.setattr(flow, "NUMPY_LOOP", False)
+    run = flow.normalized_flow(net, W0, X, y, loss="exp", lr=0.5, checkpoints=[12])
+    t = np.cumsum(0.5 / np.exp(run.log_loss[:-1]), axis=0)
+    assert run.log_time.shape == (13, 2) and np.all(run.log_time[0] == -np.inf)
+    np.testing.assert_allclose(run.log_time[1:], np.log(t), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(run.log_time[1:], fast.log_time[1:], rtol=0, atol=1e-10)
+
+
 @pytest.mark.parametrize("checkpoints", [[], [-1, 3], [2, -4]])
 def test_normalized_flow_rejects_checkpoints_that_are_not_step_numbers(checkpoints):
     ds = data.constructed_gram(4, 5, seed=0, gamma=0.5)

@@ -160,3 +160,66 @@ def test_per_sample_trace_is_the_covariance_trace_not_the_second_moment():
     tol = 4 * 2 * float(np.linalg.norm(mean)) * se
     assert abs(got - ours) <= tol, (got, ours, tol)
     assert float((mean * mean).sum()) > 5 * tol  # the case can tell the two formulas apart
+
+
+def _small_case():
+    """A teacher in ``R^3``, a student with a dead neuron (``w_1 = 0``, ``a_1 != 0``) and
+    small second-layer weights, so the per-sample squared norms have variance below 1."""
+    from twolayer.core import seeds
+
+    t = tmod.random_teacher(3, 2, 3, seeds.derive(1, "t"))
+    rng = np.random.default_rng(4)
+    W = rng.standard_normal((4, 3))
+    W[1] = 0.0
+    net = pop.Net(np.array([0.1, 0.15, -0.125, 0.075]), W, 0.1, np.zeros(3))
+    return t, net
+
+
+def test_per_sample_trace_against_single_sample_gradients():
+    """On ``n = 10`` draws split into batches of 4, 4 and 2: the trace is
+    ``mean ||g_j||^2 - ||grad_W L||^2`` and the standard error ``std(||g_j||^2) / sqrt(n)``,
+    with ``g_j`` the W-gradient of the one-sample loss ``(f(x_j) - y~_j)^2`` (``empirical_grad``
+    on that sample alone, which takes ReLU's derivative at 0 as 0, so the dead neuron adds
+    nothing). The draws are the function's stream, ``default_rng([seed, 29])``, read in one
+    piece (NumPy's Gaussian fills element by element, so the split does not change them)."""
+    t, net = _small_case()
+    n = 10
+    X = np.random.default_rng([7, 29]).standard_normal((n, 3))
+    sq = np.array(
+        [
+            np.sum(smp.empirical_grad(net, X[j : j + 1], t.y_tilde(X[j : j + 1])).W ** 2)
+            for j in range(n)
+        ]
+    )
+    G2 = float(np.sum(pop.grad(net, t, 0.0).W ** 2))
+    assert np.var(sq) < 0.5  # below 1: a floor of 1 on the variance would show
+    for batch in (4, 10, 20_000):
+        tr, se = smp.per_sample_trace(net, t, n, 7, batch=batch, return_se=True)
+        assert tr == pytest.approx(sq.mean() - G2, rel=1e-12, abs=1e-15)
+        assert se == pytest.approx(np.std(sq) / np.sqrt(n), rel=1e-10)
+    assert smp.per_sample_trace(net, t, n, 7) == pytest.approx(sq.mean() - G2, rel=1e-12)
+
+
+def test_predicted_error_is_the_law_in_double_precision():
+    """``sqrt(tr / n) / ||grad_W L||_F`` with the population gradient of the unregularized loss,
+    here by central differences of :func:`population.loss` in ``W``; a count given as float32
+    (from a table) is still divided in float64, and an array of counts gives one value each."""
+    t, net = _small_case()
+    h = 1e-6
+    fd = np.zeros_like(net.W)
+    for idx in np.ndindex(*net.W.shape):
+        E = np.zeros_like(net.W)
+        E[idx] = h
+        up = pop.loss(pop.Net(net.a, net.W + E, net.alpha, net.beta), t)
+        dn = pop.loss(pop.Net(net.a, net.W - E, net.alpha, net.beta), t)
+        fd[idx] = (up - dn) / (2 * h)
+    norm = float(np.linalg.norm(fd))
+    trace = 0.123456789012345
+    got = smp.predicted_error(net, t, np.float32(1000), trace)
+    assert got == pytest.approx(np.sqrt(trace / 1000.0) / norm, rel=1e-8)
+    exact = smp.predicted_error(net, t, np.float32(1000), trace) / smp.predicted_error(
+        net, t, 1000, trace
+    )
+    assert exact == 1.0
+    many = smp.predicted_error(net, t, [10, 1000], trace)
+    np.testing.assert_allclose(many, np.sqrt(trace / np.array([10.0, 1000.0])) / norm, rtol=1e-8)
