@@ -52,6 +52,50 @@ def test_a_claim_with_one_failing_hypothesis_is_not_applicable():
     assert both.outcome() is False
 
 
+def test_reasons_name_every_failing_hypothesis_or_say_why_not():
+    """The reason of a list names each failing hypothesis by its title (its name without one),
+    with its own reason or the stock phrase, joined by "; "; a bool or ``(bool, reason)`` gives
+    no reason where it applies, and a plain ``False`` the stock "not applicable" sentence."""
+    untitled = Hypothesis("h3", False)
+    ok, reason, names = applies_of([_hyp("h1", False, "too small"), _hyp("h2", True), untitled])
+    assert (ok, names) == (False, ["h1", "h2", "h3"])
+    assert reason == "H1: too small; h3: hypothesis does not hold"
+    assert applies_of((True, "why")) == (True, "", [])
+    assert applies_of((0, "why")) == (False, "why", [])
+    assert applies_of(True) == (True, "", [])
+    assert applies_of(1) == (True, "", [])
+    assert applies_of(False) == (False, "not applicable at these parameters", [])
+
+
+def test_a_check_records_the_claim_whether_or_not_it_applies():
+    """Every field of the claim reaches its check: where it does not apply (with the reason and
+    the hypotheses' names) and where it does (decided by a ``holds`` given as a function)."""
+    hyps = [_hyp("a", True), _hyp("b", False, "n too small")]
+    common = dict(bound=1.0, op="<=", statement="x is small", detail="from the run")
+    off = Claim("c", "theorem", value=5.0, applies=hyps, **common).evaluate()
+    assert (off.name, off.kind, off.passed, off.value) == ("c", "theorem", None, None)
+    assert (off.bound, off.op, off.statement, off.detail) == (
+        1.0,
+        "<=",
+        "x is small",
+        "from the run",
+    )
+    assert (off.applies, off.reason, off.hypotheses) == (False, "B: n too small", ["a", "b"])
+    on = Claim("c", "observation", value=5.0, holds=lambda: False, applies=hyps[:1], **common)
+    got = on.evaluate()
+    assert (got.name, got.kind, got.passed, got.value) == ("c", "observation", False, 5.0)
+    assert (got.bound, got.op, got.statement, got.detail) == (
+        1.0,
+        "<=",
+        "x is small",
+        "from the run",
+    )
+    assert (got.applies, got.reason, got.hypotheses) == (True, "", ["a"])
+    # holds given as a value, and as a function that says yes
+    assert Claim("c", "sanity", holds=lambda: True).outcome() is True
+    assert Claim("c", "sanity", holds=False).outcome() is False
+
+
 def test_a_value_is_evaluated_only_where_it_applies():
     def boom():
         raise AssertionError("evaluated outside the hypotheses")
