@@ -299,3 +299,20 @@ def test_margin_is_positive_exactly_on_the_strict_side(value, op, b, lohi):
     assert check.passed is (strictly if op in ("<", ">") else or_on)
     h = make_hypothesis("h", title="T", value=value, bound=bound, op=op)
     assert h.holds is check.passed and h.margin == check.margin
+
+
+def test_compare_reads_values_in_double_precision_and_names_what_it_rejects():
+    """A float32 value is compared as the float64 number it is: float32(0.1) is
+    0.100000001490116..., above 0.1, so ``<= 0.1`` fails (read in float32, the bound would round
+    to the same float32 and hold); a boolean array is reported as a number. An unknown op and
+    an empty value stop with messages that say so."""
+    assert float(np.float32(0.1)) > 0.1
+    assert compare(np.array([0.1], dtype=np.float32), "<=", 0.1)[0] is False
+    assert compare(np.array([0.1], dtype=np.float32), ">", 0.1)[0] is True
+    holds, reported = compare(np.array([True, False]), "<=", 1.0)
+    assert holds is True and reported == 1.0 and type(reported) is float
+    msg = "op must be one of ('<=', '<', '>=', '>', '==', 'in'); got '=>'"
+    with pytest.raises(ValueError, match=rf"^{re.escape(msg)}$"):
+        compare(1.0, "=>", 2.0)
+    with pytest.raises(ValueError, match=r"^an empty value cannot be checked$"):
+        compare(np.array([]), "<", 1.0)
