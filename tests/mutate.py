@@ -562,7 +562,27 @@ STEP_LIMIT = (
 )
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "page.checks": {
-        "compare": {('worst = float("nan")', 'worst = float("NAN")'): NAN_CASE},
+        "compare": {
+            ('worst = float("nan")', 'worst = float("NAN")'): NAN_CASE,
+            (
+                "worst = a[int(np.argmax(a != bound))] if not ok else a[0]",
+                "worst = a[int(np.argmax(a != bound))] if (not ok) or True else a[0]",
+            ): "where ok, a != bound is False everywhere and argmax gives 0: a[0] either way",
+            (
+                'worst = worst.item() if hasattr(worst, "item") else worst',
+                'worst = worst.item() if (hasattr(worst, "item")) or True else worst',
+            ): "worst is always an element of the array a, a NumPy scalar, which has .item()",
+            (
+                (
+                    "if isinstance(v, (int, np.integer)) or (isinstance(v, np.ndarray) and "
+                    'v.dtype.kind in "iu"):'
+                ),
+                (
+                    "if isinstance(v, (int, np.integer)) or (isinstance(v, np.ndarray) and "
+                    'v.dtype.kind in "XXiuXX"):'
+                ),
+            ): "a dtype's kind is one character, and no NumPy kind is 'X': the same test",
+        },
     },
     "paper_a.metrics": {
         "normalize_by_margin": {

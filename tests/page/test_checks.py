@@ -316,3 +316,15 @@ def test_compare_reads_values_in_double_precision_and_names_what_it_rejects():
         compare(1.0, "=>", 2.0)
     with pytest.raises(ValueError, match=r"^an empty value cannot be checked$"):
         compare(np.array([]), "<", 1.0)
+
+
+def test_compare_something_not_a_number():
+    """A value that is not a number (a string, a dict) is compared only for equality, and is
+    reported as it is; any other op stops with a message naming the value's type and the op."""
+    assert compare("logistic", "==", "logistic") == (True, "logistic")
+    assert compare("exp", "==", "logistic") == (False, "exp")
+    assert compare({"a": 1}, "==", {"a": 1}) == (True, {"a": 1})
+    with pytest.raises(TypeError, match=r"^cannot compare a str with op '<='$"):
+        compare("exp", "<=", 1.0)
+    with pytest.raises(TypeError, match=r"^cannot compare a dict with op 'in'$"):
+        compare({"a": 1}, "in", (0, 1))
