@@ -170,6 +170,27 @@ def test_whole_run_on_meta_reads_the_device_only_when_polling(monkeypatch):
     assert res.history["loss"].shape == (0, 4)
 
 
+def test_the_device_is_read_at_steps_0_k_2k_and_the_last(monkeypatch):
+    """The documented schedule of host reads: every ``check_every`` steps counting from step 0
+    (default 100), and at the last step; the poll is told apart by the step of the evaluation
+    that precedes it."""
+    seen, polls = [], []
+    evaluate = trainer._Steps.evaluate
+
+    def spy(self, t):
+        seen.append(t)
+        return evaluate(self, t)
+
+    monkeypatch.setattr(trainer._Steps, "evaluate", spy)
+    monkeypatch.setattr(trainer._Steps, "poll", lambda self: polls.append(seen[-1]))
+    net, X, y, W = problem(B=1)  # on the CPU: 201 steps on meta take seconds
+    gradient_descent(net, W, X, y, lr=0.1, steps=21, record_steps=[], check_every=10)
+    assert polls == [0, 10, 20, 21]
+    polls.clear()
+    gradient_descent(net, W, X, y, lr=0.1, steps=201, record_steps=[])
+    assert polls == [0, 100, 200, 201]
+
+
 def test_second_layer_cached_per_device_and_dtype():
     net = LeakyNetwork(3, 2)
     w32 = torch.zeros(1, dtype=F32)
