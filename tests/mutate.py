@@ -584,6 +584,18 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ): "a dtype's kind is one character, and no NumPy kind is 'X': the same test",
         },
     },
+    "paper_a.models": {
+        "LeakyNetwork.init": {
+            (
+                's = torch.as_tensor(scale, dtype=torch.float64, device="cpu")',
+                "s = torch.as_tensor(scale, dtype=torch.float64, device=None)",
+            ): CPU,
+            (
+                's = torch.as_tensor(scale, dtype=torch.float64, device="cpu")',
+                "s = torch.as_tensor(scale, dtype=torch.float64, )",
+            ): CPU,
+        },
+    },
     "paper_a.metrics": {
         "normalize_by_margin": {
             (

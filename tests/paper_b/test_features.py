@@ -1,7 +1,10 @@
 """Unit tests of twolayer.paper_b.features: the exact Lasso, the network-free optimum over
 measures, Lemma 10's masses, eq. (8)'s residual terms and the split pair of Lemma F.6."""
 
+import itertools
 import math
+import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -84,7 +87,7 @@ def test_lasso_active_set_large_penalty_gives_zero_and_rejects_zero_penalty():
     G, b = _lasso_problem(1)
     a, info = feat.lasso_active_set(G, b, 1.0, lam=10 * np.abs(2 * b).max())
     assert np.all(a == 0) and info["kkt"] == 0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^lam must be positive$"):
         feat.lasso_active_set(G, b, 1.0, 0.0)
 
 
@@ -97,6 +100,174 @@ def test_lasso_active_set_not_optimal_when_perturbed():
     g = 2 * (G @ a2 - b)
     nz = a2 != 0
     assert np.abs(g[nz] + 0.05 * np.sign(a2[nz])).max() > 1e-4
+
+
+def _lasso_by_sign_patterns(G, b, thr):
+    """The independent route: ``min a^T G a - 2 b^T a + thr . |a|`` (``G`` positive definite)
+    by enumeration. On a support with signs ``s`` the stationary point solves
+    ``G_SS a_S = b_S - thr_S s_S / 2``; the minimizer is the lowest such point whose signs are
+    ``s`` (a = 0 included)."""
+    n = len(b)
+    best_val, best = 0.0, np.zeros(n)
+    for signs in itertools.product((-1.0, 0.0, 1.0), repeat=n):
+        s = np.array(signs)
+        S = s != 0
+        if not S.any():
+            continue
+        x = np.linalg.solve(G[np.ix_(S, S)], b[S] - thr[S] * s[S] / 2)
+        if np.all(np.sign(x) == s[S]):
+            a = np.zeros(n)
+            a[S] = x
+            val = a @ G @ a - 2 * b @ a + thr @ np.abs(a)
+            if val < best_val:
+                best_val, best = val, a
+    return best, best_val
+
+
+def _no_convergence(max_iter):
+    """The whole message of lasso_active_set's step limit."""
+    message = f"lasso_active_set: no convergence in {max_iter} steps"
+    return pytest.raises(RuntimeError, match=rf"^{re.escape(message)}$")
+
+
+@pytest.mark.parametrize("rtol", [1e-11, 0.0])
+def test_lasso_active_set_diagonal_worked_example_counts_its_steps(rtol):
+    """A diagonal G decouples the coefficients: a_j = sign(b_j) (|b_j| - thr_j/2)_+ / G_jj with
+    thr = lam w = (2, 1, 4): a = ((3 - 1)/2, -(2.75 - 0.5)/1, (5 - 2)/4) = (1, -2.25, 0.75),
+    objective -sum (|b_j| - thr_j/2)^2 / G_jj = -(2 + 5.0625 + 2.25) = -9.3125. At a = 0 the
+    violations |2 b_j| - thr_j are (4, 4.5, 6): the search adds coefficient 2, then 1, then 0
+    (each block solved exactly) and the fourth step finds nothing violated: 4 steps. All of
+    it is exact in binary, so rtol = 0 (the conditions to hold exactly) takes the same steps;
+    max_iter = 3 is one step short."""
+    G = np.diag([2.0, 1.0, 4.0])
+    b = np.array([3.0, -2.75, 5.0])
+    w = np.array([1.0, 0.5, 2.0])
+    for max_iter in (4, 10_000):
+        a, info = feat.lasso_active_set(G, b, w, 2.0, rtol=rtol, max_iter=max_iter)
+        assert a.tolist() == [1.0, -2.25, 0.75]
+        assert info == {"kkt": 0.0, "iterations": 4, "objective": -9.3125}
+    with _no_convergence(3):
+        feat.lasso_active_set(G, b, w, 2.0, rtol=rtol, max_iter=3)
+
+
+def test_lasso_active_set_stops_once_the_conditions_hold_to_rtol():
+    """thr = lam w = 2 (1, 0.5) = (2, 1), G = diag(1, 2), b = (2, 0.75). At a = 0 the violations
+    |2 b_j| - thr_j are (2, 0.5); coefficient 0 enters at (2 - 1)/1 = 1. With rtol = 0.25 the
+    tolerance is rtol lam max w = 0.5, which the remaining violation 0.5 does not exceed: the
+    search stops after 2 steps at (1, 0), objective 1 - 4 + 2 = -1, and info["kkt"] reports
+    that violation over lam max w: 0.5 / 2 = 0.25. With the default rtol coefficient 1 enters
+    too, at (0.75 - 0.5)/2 = 0.125, lowering the objective by 0.25^2/2: -1.03125."""
+    G = np.diag([1.0, 2.0])
+    b = np.array([2.0, 0.75])
+    w = np.array([1.0, 0.5])
+    a, info = feat.lasso_active_set(G, b, w, 2.0, rtol=0.25)
+    assert a.tolist() == [1.0, 0.0]
+    assert info == {"kkt": 0.25, "iterations": 2, "objective": -1.0}
+    a, info = feat.lasso_active_set(G, b, w, 2.0)
+    assert a.tolist() == [1.0, 0.125]
+    assert info == {"kkt": 0.0, "iterations": 3, "objective": -1.03125}
+
+
+@pytest.mark.parametrize("exact", [None, "G", "b", "weights"])
+def test_lasso_active_set_solves_the_block_exactly_and_reads_any_real_input(exact):
+    """G = [[2, 1], [1, 2.5]], b = (4, 4.5), thr = 2: at a = 0 the violations are (6, 7), so
+    coefficient 1 enters at (4.5 - 1)/2.5, then coefficient 0; the block with both solves
+    G a = b - 1 = (3, 3.5), a = (1, 1) (check: 2 + 1 = 3, 1 + 2.5 = 3.5), and the third step
+    finds 2 (G a - b) = (-2, -2) = -thr: 3 steps, objective 6.5 - 17 + 4 = -6.5. Elimination
+    with pivots 2 and 2.5 - 0.5 = 2 is exact in binary, so the answer is exactly (1, 1) (a
+    least-squares solve through the SVD is off in the last bits). Data given as exact
+    fractions (one argument at a time) are read as these same floats."""
+    G = [[2.0, 1.0], [1.0, 2.5]]
+    b = [4.0, 4.5]
+    w = [1.0, 1.0]
+    if exact == "G":
+        G = [[Fraction(2), Fraction(1)], [Fraction(1), Fraction(5, 2)]]
+    elif exact == "b":
+        b = [Fraction(4), Fraction(9, 2)]
+    elif exact == "weights":
+        w = [Fraction(1), Fraction(1)]
+    a, info = feat.lasso_active_set(G, b, w, 2.0)
+    assert a.dtype == np.float64 and a.tolist() == [1.0, 1.0]
+    assert info == {"kkt": 0.0, "iterations": 3, "objective": -6.5}
+
+
+def test_lasso_active_set_line_search_stops_where_a_coefficient_crosses_zero():
+    """A worked feature-sign search in three variables (thr = (2, 1, 1)), by hand in fractions:
+    step 1, violations |2 b| - thr = (10, 18, 11): coefficient 1 enters at (9.5 - 0.5)/9 = 1.
+    Step 2, gradient 2 (G a - b) = (12, -1, 8): coefficient 0 enters, negative; the block
+    gives (-5/12, 1). Step 3, gradient (2, -1, 14/3): coefficient 2 enters, negative; the
+    block's solution (7/3, -5/6, -33/4) flips coefficients 0 and 1, so the candidates are it
+    (objective -15.208), the point where coefficient 0 reaches zero (0, 13/18, -5/4)
+    (-15.319) and the point where coefficient 1, then exactly 1, reaches zero
+    (13/12, 0, -9/2) (-18.75), the lowest. Step 4 re-solves on {0, 2}: (1, 0, -19/4).
+    Step 5: gradient (-2, 0, 1) meets the conditions. The minimizer agrees with the
+    enumeration over sign patterns; objective 19.125 - 45 + 6.75 = -19.125."""
+    G = np.array([[12.0, 0.0, 4.0], [0.0, 9.0, -2.0], [4.0, -2.0, 2.0]])
+    b = np.array([-6.0, 9.5, -6.0])
+    thr = np.array([2.0, 1.0, 1.0])
+    a, info = feat.lasso_active_set(G, b, thr, 1.0)
+    ref, val = _lasso_by_sign_patterns(G, b, thr)
+    assert np.allclose(ref, [1.0, 0.0, -4.75], rtol=0, atol=1e-14) and val == pytest.approx(-19.125)
+    assert np.allclose(a, ref, rtol=0, atol=1e-14)
+    assert info["iterations"] == 5 and info["kkt"] < 1e-15
+    assert info["objective"] == pytest.approx(-19.125, rel=1e-15)
+
+
+def test_lasso_active_set_reports_an_unbounded_problem_as_not_converging():
+    """b = (3, 0) is not in the range of G = [[1, 1], [1, 1]]: along a = (t, -t) the quadratic
+    part vanishes and the objective is -6 t + (1 + 1) t = -4 t (thr = 4 * 0.25 = 1), with no
+    minimum. Every step still lowers the objective (a block solve that fails, then a pass of
+    coordinate minimization: (2.5, 0), (2.5, -2), (4.5, -2), ...), so the search runs out of
+    steps and says so."""
+    G = np.array([[1.0, 1.0], [1.0, 1.0]])
+    b = np.array([3.0, 0.0])
+    for max_iter in (2, 5):
+        with _no_convergence(max_iter):
+            feat.lasso_active_set(G, b, 0.25, 4.0, max_iter=max_iter)
+
+
+def test_lasso_active_set_default_step_limit_is_ten_thousand():
+    """Another problem with no minimum: A v = 0 for v = (-2, 1, 0, -1), so G = A^T A v = 0,
+    and b . v = 4 - 2 + 0 + 1 = 3: along a = t v the objective is -6 t + 0.5 * 4 t = -4 t.
+    Its steps (null-space steps and sign crossings, no failed solve) are cheap, so the
+    default limit of 10,000 steps is reached in well under a second."""
+    A = np.array([[-1.0, -1.0, 1.0, 1.0], [-1.0, -1.0, 0.0, 1.0], [0.0, -1.0, 1.0, -1.0]])
+    assert np.all(A @ [-2.0, 1.0, 0.0, -1.0] == 0)
+    with _no_convergence(10_000):
+        feat.lasso_active_set(A.T @ A, np.array([-2.0, -2.0, -1.0, -1.0]), 1.0, 0.5)
+
+
+def test_lasso_active_set_ends_at_the_minimizer_after_degenerate_steps():
+    """Steps that rounding makes degenerate must neither stop the search early nor keep it
+    going forever. (1) rtol = 0 asks the conditions to hold exactly, which the rounded
+    solution of G = diag(3, 7) does not: the search stops when nothing lowers the objective,
+    at the soft-thresholded a_j = sign(b_j) (|b_j| - thr_j/2) / G_jj. (2) A block solve that
+    leaves a coefficient at 5e-17 instead of 0 (here with the default rtol), so that the next
+    step is repaired by coordinate minimization and the search goes on to the minimizer,
+    which agrees with the enumeration over sign patterns. (3) Two columns equal up to their
+    last bit, rtol = 0: moving mass between them changes the objective by less than
+    rounding, a step that must not be taken (or the mass goes back and forth forever);
+    the minimum is that of one column, min_s 9 s^2 + 6 s + 0.25 |s| = -5.75^2 / 36."""
+    # (1)
+    G = np.diag([3.0, 7.0])
+    a, info = feat.lasso_active_set(G, [1.0, -2.0], [1.0, 3.0], 0.1, rtol=0.0, max_iter=50)
+    assert np.allclose(a, [0.95 / 3, -1.85 / 7], rtol=1e-15, atol=0)
+    assert info["kkt"] < 1e-14
+    assert info["objective"] == pytest.approx(-(0.95**2) / 3 - 1.85**2 / 7, rel=1e-15)
+    # (2)
+    A = np.array([[2.0, -2.0, 2.0], [2.0, 1.0, -1.0], [-2.0, 2.0, 0.0]])
+    G, b, thr = A.T @ A, np.array([-2.0, 5.0, -5.0]), np.array([0.25, 1.0, 1.0])
+    a, info = feat.lasso_active_set(G, b, [0.5, 2.0, 2.0], 0.5, max_iter=50)
+    ref, val = _lasso_by_sign_patterns(G, b, thr)
+    assert np.allclose(a, ref, rtol=0, atol=1e-14) and ref[1] == 0
+    assert info["kkt"] < 1e-12 and info["objective"] == pytest.approx(val, rel=1e-14)
+    # (3)
+    A = np.array([[3.0, 3.0 * (1 - 2.0**-53)]])
+    G, b = A.T @ A, A.T @ [-1.0]
+    a, info = feat.lasso_active_set(G, b, 0.5, 0.5, rtol=0.0, max_iter=50)
+    assert info["kkt"] < 1e-13
+    assert info["objective"] == pytest.approx(-(5.75**2) / 36, rel=1e-14)
+    assert a.sum() == pytest.approx(-5.75 / 18, rel=1e-14) and np.all(a <= 0)
 
 
 def test_min_measure_is_an_upper_bound_that_refinement_lowers():
