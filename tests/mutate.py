@@ -556,10 +556,16 @@ BATCH_SPLIT = (
     "into chunks: the same samples, the sums grouped differently (rounding)"
 )
 HALF_TIE = "rng.random() is exactly 0.5 with probability 2^-53 a draw"
-STEP_LIMIT = (
-    "differs only on a problem needing exactly 10,001 steps, none known: the book's Lasso "
-    "problems take at most 106 (r = 3, 1,084 directions, lambda down to 0.002)"
+LASSO_DEAD_BREAK = (
+    "unreachable with finite data: the branch follows a step that began with a violation "
+    "above tol (or let one in), and violation(a) recomputes the same values on the same a, so "
+    "max(on, off) > tol; only NaN data reach it, which the function does not reject (noted)"
 )
+LASSO_ACTIVE_FLOAT = (
+    "a float 0/1 array selects what the bool array does in np.where and flatnonzero, and "
+    "active is rebound to a bool array after the first step"
+)
+LASSO_SAME_GRADIENT = "the gradient is recomputed from the same a: the same g, bit for bit"
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "page.checks": {
         "compare": {
@@ -1574,15 +1580,44 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "paper_b.features": {
         "lasso_active_set": {
             (
-                (
-                    "def lasso_active_set(G, b, weights, lam: float, *, max_iter: int = 10_000, "
-                    "rtol: float = 1e-11):"
-                ),
-                (
-                    "def lasso_active_set(G, b, weights, lam: float, *, max_iter: int = 10001, "
-                    "rtol: float = 1e-11):"
-                ),
-            ): STEP_LIMIT,
+                "viol = np.where(active, -np.inf, np.abs(g) - thr)",
+                "viol = np.where(None, -np.inf, np.abs(g) - thr)",
+            ): (
+                "with weights >= 0 (a Lasso penalty; every caller passes 1.0) an active j, where "
+                "|g_j + thr_j s_j| <= tol, has |g_j| - thr_j <= tol: it is chosen only when no "
+                "inactive one exceeds tol, and then both stop (a negative weight, which the "
+                "function does not reject, makes the problem non-convex)"
+            ),
+            ("rhs = b[A] - thr[A] * theta[A] / 2", "rhs = b[A] - thr[A] / theta[A] / 2"): (
+                "theta is +-1 on the active set (the sign opposite to a gradient larger than "
+                "thr_j >= 0, or the sign of a nonzero coefficient), and x / +-1 = x * +-1 exactly"
+            ),
+            (
+                "on = np.abs(g[nz] + thr[nz] * np.sign(x[nz])).max(initial=0.0)",
+                "on = np.abs(g[nz] + thr[nz] / np.sign(x[nz])).max(initial=0.0)",
+            ): "sign(x) is +-1 where x != 0, and x / +-1 = x * +-1 exactly",
+            ("if max(on, off) <= tol:", "if max(on, off) < tol:"): LASSO_DEAD_BREAK,
+            # one of three breaks (keyed with the line above it; the other two are killed)
+            ("if max(on, off) <= tol:\nbreak", "if max(on, off) <= tol:\nreturn"): (
+                LASSO_DEAD_BREAK
+            ),
+            (
+                "x_new = np.linalg.lstsq(GA, rhs, rcond=None)[0]",
+                "x_new = np.linalg.lstsq(GA, rhs, )[0]",
+            ): "rcond=None is lstsq's default in NumPy 2 (machine precision times the larger size)",
+            (
+                "active = np.zeros(len(b), dtype=bool)",
+                "active = np.zeros(len(b), dtype=None)",
+            ): LASSO_ACTIVE_FLOAT,
+            ("active = np.zeros(len(b), dtype=bool)", "active = np.zeros(len(b), )"): (
+                LASSO_ACTIVE_FLOAT
+            ),
+            (
+                "g = gradient(x) if g is None else g",
+                "g = gradient(x) if (g is None) or True else g",
+            ): LASSO_SAME_GRADIENT,
+            ("on, _ = violation(a, g)", "on, _ = violation(a, None)"): LASSO_SAME_GRADIENT,
+            ("on, _ = violation(a, g)", "on, _ = violation(a, )"): LASSO_SAME_GRADIENT,
         },
         "half_mass_radius": {
             (
@@ -1872,9 +1907,12 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     },
     "paper_b.fits": {
         "bootstrap": {
-            ('return Estimate(value, float("inf"), -float("inf"), float("inf"), reps)', after): (
-                "float() reads 'inf' case-insensitively: the same infinity"
-            )
+            (
+                f'{guard}\nreturn Estimate(value, float("inf"), -float("inf"), float("inf"), reps)',
+                f"{guard}\n{after}",
+            ): "float() reads 'inf' case-insensitively: the same infinity"
+            # the same return in two places, keyed with the line above it
+            for guard in ("if reps < 2:", "if out.size < n_boot // 2:")
             for after in (
                 'return Estimate(value, float("INF"), -float("inf"), float("inf"), reps)',
                 'return Estimate(value, float("inf"), -float("INF"), float("inf"), reps)',
@@ -2149,16 +2187,23 @@ def function_of(name: str) -> tuple[str, str]:
     return mod, f"{cls}.{func}" if cls else func
 
 
-def changed_lines(orig: list[str], mutant: list[str]) -> tuple[str, str]:
+def changed_lines(orig: list[str], mutant: list[str], context: int = 0) -> tuple[str, str]:
     """The lines a mutant changes in its function (the ``-`` and ``+`` lines of its diff),
-    normalized: ``(before, after)``."""
+    normalized: ``(before, after)``; with ``context``, that many unchanged lines above the
+    first change lead both (to tell apart the same change made on two equal lines)."""
     before, after = [], []
     sm = difflib.SequenceMatcher(None, orig, mutant, autojunk=False)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag != "equal":
+            if not before and not after and context:
+                lead = orig[max(i1 - context, 1) : i1]  # never the def line (renamed)
+                before, after = list(lead), list(lead)
             before += orig[i1:i2]
             after += mutant[j1:j2]
     return norm(before), norm(after)
+
+
+MAX_CONTEXT = 5  # lines of context tried to tell apart mutants with the same diff
 
 
 def mutants_of_source(source: str, module: str, filename: str = "") -> dict[str, Mutant]:
@@ -2175,7 +2220,7 @@ def mutants_of_file(code: str, generated_names, spans, module: str) -> dict[str,
     ``x_f__mutmut_orig`` and its mutants ``x_f__mutmut_1, ...`` (``xǁClassǁf...`` for a
     method); ``spans[name]`` gives their first and last lines (``.start``, ``.end``, from 1)."""
     lines = code.split("\n")
-    out = {}
+    out, texts = {}, {}
     for generated in generated_names:  # x_certify__mutmut_12, xǁNetǁunflat__mutmut_3
         base = generated.partition("__mutmut_")[0]
         orig_span, span = spans[base + "__mutmut_orig"], spans[generated]
@@ -2185,7 +2230,22 @@ def mutants_of_file(code: str, generated_names, spans, module: str) -> dict[str,
         orig = [ln.replace(base + "__mutmut_orig", plain) for ln in orig]
         mut = [ln.replace(generated, plain) for ln in mut]
         name = f"{module}.{generated}"
+        texts[name] = (orig, mut)
         out[name] = Mutant(name, module, function_of(name)[1], *changed_lines(orig, mut))
+    # the same change on two equal lines of a function (a `break` made `return` in two
+    # places) would share a key, and one entry would list both: such mutants are keyed with
+    # the fewest lines of context above the change that tell them apart
+    for context in range(1, MAX_CONTEXT + 1):
+        groups: dict[Key, list[str]] = {}
+        for name, mu in out.items():
+            groups.setdefault(mu.key, []).append(name)
+        shared = [n for names in groups.values() if len(names) > 1 for n in names]
+        if not shared:
+            break
+        for name in shared:
+            mu = out[name]
+            before, after = changed_lines(*texts[name], context=context)
+            out[name] = Mutant(name, module, mu.function, before, after)
     return out
 
 

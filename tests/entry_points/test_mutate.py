@@ -88,6 +88,41 @@ def test_diff_key_survives_an_edit_elsewhere_and_a_renumbering():
     assert before[f"{MOD}.x_f__mutmut_1"].key == after[f"{MOD}.x_f__mutmut_4"].key
 
 
+def test_the_same_change_on_two_equal_lines_is_keyed_with_the_line_above():
+    """``break`` made ``return`` under two different ifs: the bare diffs are equal, so each
+    key carries the line above its change (one entry cannot list both); a change made once
+    keeps its bare key."""
+
+    def body(name, first="break", second="break", tail="x = 1"):
+        return [
+            f"def {name}(a):",
+            "    for v in a:",
+            "        if v > 1:",
+            f"            {first}",
+            "        if v < 0:",
+            f"            {second}",
+            f"    {tail}",
+        ]
+
+    code, names, spans = _file(
+        {
+            "x_f__mutmut_orig": body("x_f__mutmut_orig"),
+            "x_f__mutmut_1": body("x_f__mutmut_1", first="return"),
+            "x_f__mutmut_2": body("x_f__mutmut_2", second="return"),
+            "x_f__mutmut_3": body("x_f__mutmut_3", tail="x = 2"),
+        }
+    )
+    got = {
+        n.rsplit("_", 1)[1]: mu.key[2:]
+        for n, mu in M.mutants_of_file(code, names, spans, MOD).items()
+    }
+    assert got == {
+        "1": ("if v > 1:\nbreak", "if v > 1:\nreturn"),
+        "2": ("if v < 0:\nbreak", "if v < 0:\nreturn"),
+        "3": ("x = 1", "x = 2"),
+    }
+
+
 def test_a_method_mutant_is_keyed_by_class_and_method():
     code, names, spans = _file(
         {

@@ -503,3 +503,44 @@ def test_residual_terms_on_a_worked_example():
     np.testing.assert_allclose(R2, R2_hand, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(R3, np.full(len(X), 2 * c), rtol=1e-14)
     np.testing.assert_allclose(R, R1 + R2 + R3, rtol=1e-12, atol=1e-13)
+
+
+def test_lasso_active_set_takes_one_step_per_coefficient_when_no_sign_changes():
+    """Where every block solution keeps the signs it was given, feature-sign search adds one
+    coefficient per step (the most violating one, with the sign opposite to its gradient) and
+    stops at the step that finds no violation: nnz + 1 steps. The path is recomputed here
+    (entering order, block solves, signs) and found sign-preserving, so the search must take
+    5 steps on this positive-definite problem and end at the recomputed minimizer; a line
+    search that also tried points beyond the segment took a sixth step here."""
+    G = np.array(
+        [
+            [10.0, 9.0, 6.0, -6.0],
+            [9.0, 10.0, 6.0, -6.0],
+            [6.0, 6.0, 14.0, -1.0],
+            [-6.0, -6.0, -1.0, 6.0],
+        ]
+    )
+    b = np.array([5.0, 2.0, 2.0, -5.0])
+    thr = 1.5 * np.array([1.5, 1.5, 1.0, 1.5])
+    a = np.zeros(4)
+    order = []
+    while True:
+        g = 2 * (G @ a - b)
+        viol = np.where(a != 0, -np.inf, np.abs(g) - thr)
+        j = int(np.argmax(viol))
+        if viol[j] <= 1e-9:
+            break
+        order.append(j)
+        s = np.sign(a)
+        s[j] = -np.sign(g[j])
+        S = np.array(order)
+        x = np.linalg.solve(G[np.ix_(S, S)], b[S] - thr[S] * s[S] / 2)
+        assert np.all(np.sign(x) == s[S])  # the block keeps its signs: no line search
+        a = np.zeros(4)
+        a[S] = x
+    assert len(order) == 4
+    got, info = feat.lasso_active_set(G, b, [1.5, 1.5, 1.0, 1.5], 1.5)
+    np.testing.assert_allclose(got, a, rtol=1e-12)
+    assert info["iterations"] == len(order) + 1
+    ref, val = _lasso_by_sign_patterns(G, b, thr)
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
