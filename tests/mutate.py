@@ -591,6 +591,12 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.models": {
+        "LeakyNetwork.loss_and_coef": {
+            (
+                "C = self.phi.grad(Z) * (s * y).unsqueeze(-2) * a.unsqueeze(-1)",
+                "C = self.phi.grad(Z) * (s * y).unsqueeze(-2) * a.unsqueeze(+1)",
+            ): ONE_DIM,
+        },
         "LeakyNetwork.init": {
             (
                 's = torch.as_tensor(scale, dtype=torch.float64, device="cpu")',
@@ -871,6 +877,25 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.trainer": {
+        "_lr_tensor": {
+            **{
+                ('if host.device.type != "cpu":', f"if host.device.type != {after}:"): (
+                    "the condition becomes always true: .cpu() of a CPU tensor is that tensor"
+                )
+                for after in ('"XXcpuXX"', '"CPU"')
+            },
+            **{
+                (
+                    'f"lr has {host.shape[0] if host.ndim else 1} entries for {B} configurations"',
+                    after,
+                ): "the message is made only where host.ndim == 1: host.shape[0] either way"
+                for after in (
+                    'f"lr has {host.shape[0] if (host.ndim) or True else 1} entries for {B} '
+                    'configurations"',
+                    'f"lr has {host.shape[0] if host.ndim else 2} entries for {B} configurations"',
+                )
+            },
+        },
         "gradient_descent": {
             (
                 'desc: str = "gradient descent",',
@@ -1333,6 +1358,23 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.population": {
+        "loss": {
+            (
+                "return float(_one(net, teacher, 0.0, want_grad=False)[0][0])",
+                "return float(_one(net, teacher, 0.0, want_grad=None)[0][0])",
+            ): "want_grad is read only in truth tests, where None is False",
+            (
+                "return float(_one(net, teacher, 0.0, want_grad=False)[0][0])",
+                "return float(_one(net, teacher, 1.0, want_grad=False)[0][0])",
+            ): "without the gradient lam is converted and never used: the loss is unregularized",
+            (
+                "return float(_one(net, teacher, 0.0, want_grad=False)[0][0])",
+                "return float(_one(net, teacher, 0.0, want_grad=True)[0][0])",
+            ): (
+                "the gradient is computed too and the loss through sum(U * (P @ cU)) instead of "
+                "(P * T) @ c: the same sum, to rounding (4e-16 relative over 50 random networks)"
+            ),
+        },
         "mc_loss": {
             (
                 (
@@ -1427,6 +1469,15 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "core.params": {
+        "ListOf.validate": {
+            (
+                'out.append(self.item.validate(f"{name}[{i}]", v))',
+                "out.append(self.item.validate(None, v))",
+            ): (
+                "every validate reads the name only for its ParameterError, which ListOf catches "
+                "and replaces by its own, naming the list"
+            ),
+        },
         "Optional.validate": {
             (
                 "return self.inner.validate(name, value)",
@@ -1516,6 +1567,12 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.hermite": {
+        "relu_coefficient": {
+            (
+                "return (-1) ** (k // 2 - 1) * math.exp(logv)",
+                "return (-1) ** (k // 2 + 1) * math.exp(logv)",
+            ): "(-1)^(n + 1) = (-1)^(n - 1) for an integer n: the exponents differ by 2",
+        },
         "lemma_i1_max": {
             **{
                 ('method="bounded",', after): SCIPY_METHOD
@@ -1577,7 +1634,40 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ("n = k_max // 2 + 2", "n = k_max // 2 + 3"): LAGUERRE_EXACT,
         },
     },
+    "paper_b.algorithm1": {
+        "stage2": {
+            ("net = Net(a, net1.W.copy(), 0.0, None)", "net = Net(a, net1.W.copy(), 0.0, )"): (
+                "beta's default is None: the same call"
+            ),
+            ("net = Net(a, net1.W.copy(), 0.0, None)", "net = Net(a, net1.W.copy(), 1.0, None)"): (
+                "alpha is overwritten on the next line by alpha_hat(net), which reads only a and W"
+            ),
+        },
+    },
     "paper_b.features": {
+        "solve_weighted_lasso": {
+            (
+                'def solve_weighted_lasso(G, b, c, weights, *, lam, solver="CLARABEL"):',
+                'def solve_weighted_lasso(G, b, c, weights, *, lam, solver="clarabel"):',
+            ): "cvxpy upper-cases a solver's name before using it (cvxpy/problems/problem.py)",
+            ("z = np.linalg.lstsq(R.T, b, rcond=None)[0]", "z = np.linalg.lstsq(R.T, b, )[0]"): (
+                "rcond=None is lstsq's default in NumPy 2"
+            ),
+            ("a = cp.Variable(G.shape[0])", "a = cp.Variable(G.shape[1])"): (
+                "G is square wherever the function returns (a non-square G fails in both, only "
+                "the internal message differs)"
+            ),
+            **{
+                ("av = np.asarray(a.value, dtype=np.float64)", after): (
+                    "cvxpy gives a variable's value as a float64 array (a failed solve raises "
+                    "before this line)"
+                )
+                for after in (
+                    "av = np.asarray(a.value, dtype=None)",
+                    "av = np.asarray(a.value, )",
+                )
+            },
+        },
         "lasso_active_set": {
             (
                 "viol = np.where(active, -np.inf, np.abs(g) - thr)",
@@ -1835,6 +1925,12 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_a.losses": {
+        "logistic_log_loss": {
+            ("big = q > 30.0", "big = q >= 30.0"): (
+                "differs only at q = 30 exactly, where both branches give the same value in "
+                "float64 and float32 (the trainer's dtypes) and the same autograd gradient; checked"
+            ),
+        },
         "numpy_logistic_log_loss": {
             ("big = q > 30.0", "big = q >= 30.0"): (
                 "differs only at q = 30 exactly, where both branches give the same float64 "
@@ -2097,6 +2193,13 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "core.stats": {
+        "fit_slope": {
+            (
+                "ssr = ((y - (slope[:, None] * x + icpt[:, None])) ** 2).sum(axis=-1)",
+                "ssr = ((y - (slope[:, None] * x + icpt[:, None])) ** 2).sum(axis=+1)",
+            ): "reached only for a 2-D y (1-D returns before, other shapes are refused): axis 1 "
+            "is axis -1",
+        },
         "t_interval": {
             (
                 "v = np.asarray(values, dtype=np.float64).reshape(-1)",

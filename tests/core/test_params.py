@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -797,3 +798,60 @@ def test_choice_of_integers_rejects_a_float():
 def test_float_rejects_an_integer_beyond_every_float():
     with pytest.raises(ParameterError, match="'lr'"):
         Float(0.0, None).validate("lr", 10**400)
+
+
+# --- whole messages: the parameter's name, what it must be, the value given --------------------
+
+#: one bad value for each refusal of Int, Float, Choice and ListOf, with the whole message it
+#: gets, written out from the types' documentation: "parameter NAME must be WHAT; got VALUE"
+WHOLE_MESSAGES = [
+    (Int(1, 100), "3", "parameter 'p' must be an integer in [1, 100]; got '3'"),
+    (
+        Float(0.0, 1.0, lo_open=True),
+        "0.1",
+        "parameter 'p' must be a finite number in (0.0, 1.0]; got '0.1'",
+    ),
+    (
+        Float(0.0, 1.0, lo_open=True),
+        math.inf,
+        "parameter 'p' must be a finite number in (0.0, 1.0]; got inf",
+    ),
+    (
+        Float(0.0, 1.0, lo_open=True),
+        0.0,
+        "parameter 'p' must be a finite number in (0.0, 1.0]; got 0.0",
+    ),
+    (
+        Float(0.0, 1.0, lo_open=True),
+        1.5,
+        "parameter 'p' must be a finite number in (0.0, 1.0]; got 1.5",
+    ),
+    # 10**309 exceeds the largest float (1.8e308): its repr is 1 and 309 zeros
+    (Float(), 10**309, "parameter 'p' must be a finite number; got 1" + "0" * 309),
+    (Choice("a", "b"), "c", "parameter 'p' must be one of 'a', 'b'; got 'c'"),
+    (Choice(0, 1), True, "parameter 'p' must be one of 0, 1; got True"),
+    (Choice(0, 1), False, "parameter 'p' must be one of 0, 1; got False"),
+]
+_NS = "a list of at least 1 items, each an integer >= 2, strictly increasing"
+WHOLE_MESSAGES += [
+    (ListOf(Int(2), increasing=True), value, f"parameter 'p' must be {_NS}; got {shown}")
+    for value, shown in [
+        ("2,3", "'2,3'"),  # a string is not a list
+        ([], "[]"),  # too short
+        ([2, "3"], "[2, '3']"),  # a bad item: the list is named, with the whole list
+        ([3, 2], "[3, 2]"),  # not increasing
+    ]
+]
+
+
+@pytest.mark.parametrize(("spec", "value", "message"), WHOLE_MESSAGES)
+def test_a_refusal_gives_the_whole_message(spec, value, message):
+    with pytest.raises(ParameterError, match=rf"^{re.escape(message)}$"):
+        spec.validate("p", value)
+
+
+def test_a_choice_of_booleans_accepts_them():
+    """A bool is refused only where no choice is a bool: ``Choice(False, True)`` takes both."""
+    spec = Choice(False, True)
+    assert spec.validate("p", True) is True and spec.validate("p", False) is False
+    assert Choice("auto", True).validate("p", True) is True

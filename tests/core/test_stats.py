@@ -140,9 +140,10 @@ def test_fit_slope_one_row_per_seed():
 def test_fit_slope_two_points_have_no_standard_error():
     slope, se = stats.fit_slope([1.0, 2.0], [1.0, 2.0], stderr=True)
     assert slope == pytest.approx(1.0, rel=1e-14) and math.isnan(se)
-    slopes, ses = stats.fit_slope([1.0, 2.0], [[1.0, 2.0], [1.0, 4.0]], stderr=True)
-    np.testing.assert_allclose(slopes, [1.0, 2.0], rtol=1e-14)
-    assert np.isnan(ses).all()
+    # three rows of two points: one slope (through both points) and one nan per row
+    slopes, ses = stats.fit_slope([1.0, 2.0], [[1.0, 2.0], [1.0, 4.0], [8.0, 1.0]], stderr=True)
+    np.testing.assert_allclose(slopes, [1.0, 2.0, -3.0], rtol=1e-14)
+    assert isinstance(ses, np.ndarray) and ses.shape == (3,) and np.isnan(ses).all()
 
 
 @pytest.mark.parametrize(
@@ -161,3 +162,30 @@ def test_fit_slope_two_points_have_no_standard_error():
 def test_fit_slope_rejects_bad_inputs(x, y, kw, message):
     with pytest.raises(ValueError, match=message):
         stats.fit_slope(x, y, **kw)
+
+
+def test_fit_slope_reads_single_precision_values_in_double():
+    """float32 values (a GPU run's errors) are read in float64. The inputs are exact integers
+    and ``y = x^2``, so the log-log slope is 2 and the fit's residuals vanish: in double the
+    slope is 2 to about 1e-16; taking the logs in float32 (an ulp of log 4 is 1.2e-7) would
+    leave errors near 1e-8."""
+    x32 = np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)
+    y32 = x32**2  # 1, 4, 9, 16: exact in float32
+    for x, y in ((x32, y32), (x32, y32.astype(np.float64)), (x32.astype(np.float64), y32)):
+        slope, se = stats.fit_slope(x, y, stderr=True)
+        assert isinstance(slope, float)
+        assert slope == pytest.approx(2.0, rel=1e-14) and se < 1e-14
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "message"),
+    [
+        # log 0 = -inf: a zero is refused as well as a negative value
+        ([0.0, 1.0, 2.0], [1.0, 2.0, 3.0], "a log-log slope needs positive x and y"),
+        ([1.0, 2.0, 3.0], [1.0, 0.0, 3.0], "a log-log slope needs positive x and y"),
+        ([2.0, 2.0, 2.0], [1.0, 2.0, 3.0], "x takes a single value: no slope"),
+    ],
+)
+def test_fit_slope_refusals_give_the_whole_message(x, y, message):
+    with pytest.raises(ValueError, match=rf"^{re.escape(message)}$"):
+        stats.fit_slope(x, y)

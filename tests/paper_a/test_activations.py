@@ -208,3 +208,15 @@ def test_get_activation_names_and_constants():
 def test_get_activation_unknown_name_raises(name):
     with pytest.raises(ValueError, match="activation"):
         A.get_activation(name, 0.5)
+
+
+def test_leaky_relu_activation_second_derivative_is_zero_off_the_kink():
+    """``get_activation("leaky_relu")`` carries ``phi'' = 0``: on each side of the kink
+    ``phi'`` is constant (``gamma`` or 1), so its central difference over ``z +- 1/8`` (points
+    that stay on one side) is exactly 0."""
+    phi = A.get_activation("leaky_relu", 0.3)
+    z = t([-2.0, -0.5, 0.25, 3.0])
+    h = 0.125
+    difference = (phi.grad(z + h) - phi.grad(z - h)) / (2 * h)
+    assert torch.equal(difference, torch.zeros(4, dtype=F64))
+    assert torch.equal(phi.hess(z), difference)

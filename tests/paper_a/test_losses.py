@@ -271,3 +271,13 @@ def test_numpy_derivatives_agree_with_torch_autograd(name):
     h = 1e-5
     central = (npl.ell(q + h) - npl.ell(q - h)) / (2 * h)
     np.testing.assert_allclose(-central, npl.g(q), rtol=1e-7, atol=1e-20)
+
+
+def test_torch_logistic_log_loss_correctly_rounded_past_the_branch_point():
+    """The torch ``log ell`` switches to ``-q - e^{-q}/2`` for every ``q > 30`` as the NumPy one
+    does (same reasoning as above): on ``(30, 31]`` it is the correctly rounded value of
+    ``log(log(1 + e^{-q}))`` (a 60-digit decimal reference), where ``log(softplus(-q))`` is off
+    by an ulp at some points (e.g. ``q = 30.05``: the switch must not move to 31)."""
+    q = torch.linspace(30.0, 31.0, 1001, dtype=F64)[1:]
+    expected = t([_log_log1p_exp_neg(float(v)) for v in q])
+    assert torch.equal(Ls.logistic_log_loss(q), expected)

@@ -4,6 +4,7 @@ gradient and batched gradient descent."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from twolayer.paper_a.models import LeakyNetwork, TwoLayerNet, second_layer
 from twolayer.paper_a.trainer import (
     DivergenceError,
     TrainResult,
+    _Steps,
     gradient_descent,
     log_spaced_steps,
 )
@@ -56,6 +58,27 @@ def test_second_layer_values():
 def test_second_layer_bad_sizes_raise(m1, m2):
     with pytest.raises(ValueError, match="m1|m2"):
         second_layer(m1, m2)
+
+
+@pytest.mark.parametrize(
+    ("m1", "m2", "message"),
+    [
+        (0, 2, "m1 must be a positive integer, got 0"),
+        (2, 0, "m2 must be a positive integer, got 0"),
+        (2, "3", "m2 must be a positive integer, got '3'"),
+    ],
+)
+def test_second_layer_bad_size_messages(m1, m2, message):
+    """The message names the offending width and shows it with repr."""
+    with pytest.raises(ValueError, match=rf"^{re.escape(message)}$"):
+        second_layer(m1, m2)
+
+
+def test_second_layer_made_on_the_requested_device():
+    """``a`` is built on ``device`` in ``dtype`` (the meta device exists on every machine)."""
+    a = second_layer(2, 1, dtype=torch.float32, device="meta")
+    assert a.device.type == "meta"
+    assert a.dtype == torch.float32 and a.shape == (3,)
 
 
 @pytest.mark.parametrize("m1", [2.5, True])
@@ -172,6 +195,23 @@ def test_loss_and_grad_matches_autograd(act, loss_name):
     torch.testing.assert_close(L, L_ref, rtol=1e-14, atol=0)
     torch.testing.assert_close(logL, torch.log(L_ref), rtol=1e-13, atol=1e-15)
     for b in range(3):
+        assert_rel_close(G[b], G_ref[b], 1e-12)
+
+
+@pytest.mark.parametrize("act", ACTIVATIONS)
+def test_loss_and_grad_matches_autograd_for_real_valued_labels(act):
+    """``grad L = -(1/n) sum_i g_i y_i (a * phi'(W x_i)) x_i^T`` is the chain rule through
+    ``q_i = y_i f(x_i)`` for any real ``y_i``: it never uses ``y_i^2 = 1``. Labels 2, -1/2, ...
+    (not +-1) check that ``y`` enters as a factor, against autograd."""
+    net = LeakyNetwork(3, 2, act, gamma=0.25)
+    X, _ = small_problem(n=6, d=5, seed=4)
+    y = torch.tensor([2.0, -0.5, 1.5, -3.0, 0.25, -1.0], dtype=F64)
+    W = net.init(5, torch.tensor([0.3, 1.0], dtype=F64), seed=5, batch=2)
+    loss = get_loss("logistic")
+    L, _, G = net.loss_and_grad(W, X, y, loss)
+    L_ref, G_ref = autograd_risk_and_grad(net, W, X, y, loss)
+    torch.testing.assert_close(L, L_ref, rtol=1e-14, atol=0)
+    for b in range(2):
         assert_rel_close(G[b], G_ref[b], 1e-12)
 
 
@@ -436,6 +476,48 @@ def test_bad_lr_raises(lr):
     net, X, y, W0 = gd_setup()
     with pytest.raises(ValueError, match="lr"):
         gradient_descent(net, W0, X, y, lr=lr, steps=2)
+
+
+@pytest.mark.parametrize(
+    ("lr", "message"),
+    [
+        (torch.tensor([0.1, 0.2], dtype=F64), "lr has 2 entries for 3 configurations"),
+        (
+            torch.full((3, 1), 0.1, dtype=F64),
+            "lr must be a float or a (B,) tensor, got shape (3, 1)",
+        ),
+        (
+            torch.full((1, 3), 0.1, dtype=F64),
+            "lr must be a float or a (B,) tensor, got shape (1, 3)",
+        ),
+    ],
+)
+def test_bad_lr_shape_messages(lr, message):
+    """A (B,) lr of the wrong length is reported by its length; any other shape (here 2-D,
+    even with B entries) by the shape itself. B = 3 configurations."""
+    net, X, y, W0 = gd_setup()
+    with pytest.raises(ValueError, match=rf"^{re.escape(message)}$"):
+        gradient_descent(net, W0, X, y, lr=lr, steps=2)
+
+
+def test_lr_off_the_host_is_read_back_before_validation():
+    """An lr tensor on another device is copied to the host once, before it is checked; a
+    meta tensor (no data, available on every machine) makes that copy fail with torch's
+    ``NotImplementedError``, the copy being the first thing done with it."""
+    net, X, y, W0 = gd_setup()
+    with pytest.raises(NotImplementedError):
+        gradient_descent(net, W0, X, y, lr=torch.full((3,), 0.1, device="meta"), steps=2)
+
+
+def test_divergence_monitor_of_a_run_keeps_the_run_dtype():
+    """The per-step program records bad values in the run's dtype (float64 here, while the
+    default dtype is float32): a loss beyond float32's range is kept as it is."""
+    net, X, y, W0 = gd_setup()
+    lr_t = torch.full((3, 1, 1), 0.1, dtype=F64)
+    run = _Steps(net, W0, X, y, get_loss("logistic"), lr_t, False, 1e8)
+    assert torch.get_default_dtype() == torch.float32
+    assert run.monitor.bad_value.dtype == F64
+    assert torch.equal(run.monitor.bad_value, torch.zeros(3, dtype=F64))
 
 
 @pytest.mark.parametrize("rec", [[0, 4], [-1, 2]])

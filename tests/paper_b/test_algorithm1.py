@@ -234,3 +234,89 @@ def test_stage2_subgradient_keeps_the_first_best_iterate_as_float():
     assert hist.tolist() == [1.0, 1.0]
     assert best.tolist() == [1.0]
     assert best.dtype == np.float64
+
+
+# --- stage2 on one neuron along the teacher's: the Lasso solved by hand ---------------------------
+
+
+def _one_neuron_case():
+    """Teacher ``relu(x_1)`` in d = 4 and one student neuron ``w = 2 e_1`` with ``a = 1``.
+
+    The feature is ``||w|| relu_{>=2}(x_1)`` with ``E[relu_{>=2}(x_1)^2] = 1/2 - 1/(2 pi) - 1/4
+    =: k``, so Claim B.1's problem is ``G = 4k``, ``b = 2k``, ``c = k``, weight ``||w|| = 2``:
+    ``4k a^2 - 4k a + k + 2 lam |a| = k (2a - 1)^2 + 2 lam |a|``. For ``a > 0`` its derivative
+    ``8k a - 4k + 2 lam`` vanishes at ``a* = 1/2 - lam/(4k)``, where the value is
+    ``lam - lam^2/(4k)``; at the start ``a = 1`` the value is ``k + 2 lam``."""
+    teacher = tmod.Teacher(np.ones(1), np.eye(4)[:1])
+    net1 = pop.Net(np.ones(1), 2 * np.eye(4)[:1])
+    return teacher, net1, 0.25 - 1 / (2 * math.pi), 0.02
+
+
+def test_stage2_subgradient_default_step_solves_the_scalar_lasso_in_one_step():
+    """The default step ``eta = 1/(2 lambda_max(G)) = 1/(8k)`` is the Newton step of the
+    quadratic, so one step from ``a = 1`` lands on the minimizer ``a* = 1/2 - lam/(4k)``. The
+    balanced network carries ``a s = 2 a* = 1 - lam/(2k) =: g`` as ``a = ||w|| = sqrt(g)``
+    along ``e_1`` with Claim B.1's ``alpha^ = -g/sqrt(2 pi)``, ``beta^ = -(g/2) e_1``."""
+    t, net1, k, lam = _one_neuron_case()
+    net2, info = alg.stage2(net1, t, lam, "subgradient", steps=1)
+    a_star = 0.5 - lam / (4 * k)
+    assert info["a"] == pytest.approx([a_star], rel=1e-12)
+    assert info["history"] == pytest.approx([k + 2 * lam, lam - lam**2 / (4 * k)], rel=1e-12)
+    assert info["value"] == pytest.approx(lam - lam**2 / (4 * k), rel=1e-12)
+    assert info["G"] == pytest.approx(np.array([[4 * k]]), rel=1e-12)
+    assert info["b"] == pytest.approx([2 * k], rel=1e-12)
+    assert info["c"] == pytest.approx(k, rel=1e-12)
+    assert info["weights"] == pytest.approx([2.0], rel=1e-12)
+    g = 1 - lam / (2 * k)
+    assert net2.a == pytest.approx([math.sqrt(g)], rel=1e-12)
+    assert net2.W == pytest.approx(math.sqrt(g) * np.eye(4)[:1], rel=1e-12, abs=1e-15)
+    assert net2.alpha == pytest.approx(-g / math.sqrt(2 * math.pi), rel=1e-12)
+    assert net2.beta == pytest.approx(-0.5 * g * np.eye(4)[0], rel=1e-12, abs=1e-15)
+    # the balanced network's regularized loss is the Lasso value (a second route)
+    assert pop.regularized_loss(net2, t, lam) == pytest.approx(info["value"], rel=1e-9)
+
+
+def test_stage2_subgradient_uses_the_given_step_and_no_step_by_default():
+    """With ``eta = 1/(16k)`` (half the Newton step) one step from ``a = 1`` gives
+    ``1 - (8k - 4k + 2 lam)/(16k) = 3/4 - lam/(8k)``. Without ``steps`` no step is taken: the
+    solution is the start ``a = 1`` with value ``k + 2 lam``."""
+    t, net1, k, lam = _one_neuron_case()
+    _, info = alg.stage2(net1, t, lam, "subgradient", eta=1 / (16 * k), steps=1)
+    assert info["a"] == pytest.approx([0.75 - lam / (8 * k)], rel=1e-12)
+    _, info0 = alg.stage2(net1, t, lam, "subgradient")
+    assert info0["a"].tolist() == [1.0]
+    assert info0["history"] == pytest.approx([k + 2 * lam], rel=1e-12)
+    assert info0["value"] == pytest.approx(k + 2 * lam, rel=1e-12)
+
+
+def test_stage2_cvxpy_matches_the_hand_minimizer_and_keeps_no_history():
+    """The conic solver finds the same ``a* = 1/2 - lam/(4k)``; it has no iterates, so the
+    history is ``None``."""
+    t, net1, k, lam = _one_neuron_case()
+    _, info = alg.stage2(net1, t, lam, "cvxpy")
+    assert info["a"] == pytest.approx([0.5 - lam / (4 * k)], rel=1e-6)
+    assert info["value"] == pytest.approx(lam - lam**2 / (4 * k), rel=1e-8)
+    assert info["history"] is None
+
+
+def test_stage2_rejects_an_unknown_method():
+    t, net1, _, lam = _one_neuron_case()
+    with pytest.raises(ValueError, match=r"^method must be 'cvxpy' or 'subgradient'$"):
+        alg.stage2(net1, t, lam, "newton")
+
+
+def test_epoch_lengths_default_is_a_constant_schedule():
+    """Without ``grow`` every epoch has ``steps`` steps; ``grow = 1.5`` gives
+    ``round(4 * 1.5^k) = 4, 6, 9``."""
+    assert alg.epoch_lengths(3, 3) == [3, 3, 3]
+    assert alg.epoch_lengths(4, 3, 1.5) == [4, 6, 9]
+
+
+def test_stage3_takes_no_step_in_an_epoch_of_non_positive_length():
+    """An epoch of ``round(steps * grow^k) <= 0`` steps leaves the network as it was and
+    records nothing (the loop runs over steps ``0..n``, stopping at ``n``)."""
+    t, net1, _, _ = _one_neuron_case()
+    for steps in (0, -1):
+        out, tr = alg.stage3(net1, t, 0.02, 1, steps=steps, eta=0.1)
+        assert out.flat().tolist() == net1.flat().tolist()
+        assert tr.snapshots[0][1].flat().tolist() == net1.flat().tolist()

@@ -544,3 +544,57 @@ def test_lasso_active_set_takes_one_step_per_coefficient_when_no_sign_changes():
     assert info["iterations"] == len(order) + 1
     ref, val = _lasso_by_sign_patterns(G, b, thr)
     np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def _soft_threshold_diagonal(g, b, lam):
+    """Minimizer of ``sum_j g_j a_j^2 - 2 b_j a_j + lam |a_j|`` for a diagonal ``G``: the
+    coordinates separate, and each 1-D problem is solved by ``a_j = sign(b_j) max(2 |b_j| -
+    lam, 0) / (2 g_j)`` with value ``-max(2 |b_j| - lam, 0)^2 / (4 g_j)``."""
+    g, b = np.asarray(g), np.asarray(b)
+    t = np.maximum(2 * np.abs(b) - lam, 0.0)
+    return np.sign(b) * t / (2 * g), float(-np.sum(t * t / (4 * g)))
+
+
+def test_solve_weighted_lasso_keeps_a_weak_direction_of_a_small_matrix():
+    """``G = diag(0.5, 1e-13)``: the weak eigenvalue is 2e-13 of the largest, far above the
+    rounding cut (1e-13 of the largest), so it is a real direction and the answer is the
+    separable closed form: ``a = ((1 - 1e-6), (2e-6 - 1e-6) / 2e-13) = (0.999999, 5e6)``,
+    value ``c - (1 - 1e-6)^2 / 2 - (1e-6)^2 / 4e-13 = 0.25 - 0.4999990000005 - 2.5``. A cut
+    not relative to the largest eigenvalue (``1e-13 * max(ev_max, 1)``, ``1e-13 / ev_max``)
+    would drop that direction (``a_2 = 0``)."""
+    g, b, lam = np.array([0.5, 1e-13]), np.array([0.5, 1e-6]), 1e-6
+    ref, ref_val = _soft_threshold_diagonal(g, b, lam)
+    np.testing.assert_allclose(ref, [0.999999, 5e6], rtol=1e-12)
+    a, val = feat.solve_weighted_lasso(np.diag(g), b, 0.25, np.ones(2), lam=lam)
+    np.testing.assert_allclose(a, ref, rtol=1e-6)
+    assert val == pytest.approx(0.25 + ref_val, rel=1e-6)
+    assert val == pytest.approx(0.25 - 0.4999990000005 - 2.5, rel=1e-6)
+
+
+def test_solve_weighted_lasso_cuts_eigenvalues_at_1e13_of_the_largest_as_rounding():
+    """An eigenvalue of exactly ``1e-13`` times the largest (``2^43`` and ``1e-13 * 2^43``:
+    a diagonal ``G``, whose eigenvalues ``eigh`` returns exactly) counts as rounding: that
+    direction is null, ``b``'s component along it is dropped, and the lasso penalty keeps
+    ``a_2 = 0``. With ``b = (0, t)``, ``lam = t`` the value is ``c`` itself; keeping the
+    direction would give ``a_2 = (2 t - t) / (2 t) = 1/2`` and value ``c - t/4``."""
+    t = 1e-13 * 2.0**43
+    a, val = feat.solve_weighted_lasso(
+        np.diag([2.0**43, t]), np.array([0.0, t]), 3.0, np.ones(2), lam=t
+    )
+    np.testing.assert_allclose(a, [0.0, 0.0], atol=1e-9)
+    assert val == pytest.approx(3.0, abs=1e-9)
+
+
+def test_solve_weighted_lasso_passes_the_solver_to_cvxpy():
+    """The ``solver`` argument reaches cvxpy: an unknown name is refused (cvxpy does not fall
+    back on a default solver), and SCS, a second solver, finds the closed form too."""
+    import cvxpy as cp
+
+    g, b = np.array([2.0, 1.0]), np.array([1.0, -0.2])
+    with pytest.raises(cp.error.SolverError, match="NOT_A_SOLVER"):
+        feat.solve_weighted_lasso(np.diag(g), b, 0.0, np.ones(2), lam=0.5, solver="NOT_A_SOLVER")
+    ref, ref_val = _soft_threshold_diagonal(g, b, 0.5)
+    np.testing.assert_allclose(ref, [0.375, 0.0])
+    a, val = feat.solve_weighted_lasso(np.diag(g), b, 0.0, np.ones(2), lam=0.5, solver="SCS")
+    np.testing.assert_allclose(a, ref, atol=1e-4)
+    assert val == pytest.approx(ref_val, abs=1e-6)

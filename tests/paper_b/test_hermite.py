@@ -285,3 +285,20 @@ def test_lemma_i2_max_to_machine_precision():
             assert hermite.lemma_i2_max(beta) == pytest.approx(
                 hermite.lemma_i2_corrected(beta), rel=1e-14, abs=0
             )
+
+
+@pytest.mark.parametrize("k", [-1, -2, -7])
+def test_relu_coefficient_rejects_negative_order(k):
+    with pytest.raises(ValueError, match=r"^k must be >= 0$"):
+        hermite.relu_coefficient(k)
+
+
+@pytest.mark.parametrize(("k", "sign"), [(2**54 + 2, 1.0), (2**54 + 4, -1.0)])
+def test_relu_coefficient_sign_is_exact_at_huge_even_orders(k, sign):
+    """Lemma A.1's sign ``(-1)^{k/2-1}`` is an integer power: for ``k = 2^54 + 2``,
+    ``k/2 - 1 = 2^53`` is even (``+``); for ``k = 2^54 + 4`` it is ``2^53 + 1``, odd (``-``).
+    In floating point ``k/2`` is rounded (``2^53 + 1`` is not a double), and ``k/2 - 1`` comes
+    out ``2^53 - 1`` and ``2^53``: both signs would flip. (At these orders the magnitude loses
+    its digits to the cancellation of the log-gammas; only the sign is pinned.)"""
+    v = hermite.relu_coefficient(k)
+    assert v != 0 and math.copysign(1.0, v) == sign
