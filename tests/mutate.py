@@ -1358,6 +1358,23 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.population": {
+        "grad": {
+            (
+                "_, (ga, gW, galpha, gbeta) = "
+                "_one(net, teacher, lam, want_grad=True, want_loss=False)",
+                f"_, (ga, gW, galpha, gbeta) = _one(net, teacher, lam, want_grad=True, {after})",
+            ): (
+                "want_loss only adds the loss's own block, which the gradient does not read "
+                "(the gradient is the same bits; checked) and grad discards"
+            )
+            for after in ("want_loss=None", "", "want_loss=True")
+        },
+        "teacher_arrays": {
+            (
+                "d = max([t.d for t in ts] + [d or 0])",
+                "d = max([t.d for t in ts] + [d or 1])",
+            ): "every teacher has d >= 1: the maximum is the same",
+        },
         "loss": {
             (
                 "return float(_one(net, teacher, 0.0, want_grad=False)[0][0])",

@@ -47,6 +47,38 @@ def test_stage1_keeps_alpha_beta_zero_and_is_minus_gradient():
     assert np.allclose(net1.W, -g.W)
 
 
+def test_symmetric_init_takes_every_even_width_and_refuses_the_rest():
+    """Two neurons (one pair) are the smallest symmetric network; an odd width or none has no
+    pairing and is refused with the whole message."""
+    net = alg.symmetric_init(3, 2, 0)
+    assert net.a[0] == -net.a[1] and np.array_equal(net.W[0], net.W[1])
+    for m in (0, 1, 3, 7):
+        with pytest.raises(
+            ValueError, match=r"^m must be even and >= 2 for the symmetric initialization$"
+        ):
+            alg.symmetric_init(3, m, 0)
+
+
+def test_stage1_steps_every_parameter_along_the_regularized_gradient():
+    """From a network that is not symmetric (so every part of the gradient is nonzero, alpha and
+    beta included), Stage 1 is ``theta - eta0 grad L_{lam0}``, with the gradient of the
+    population loss by central differences and the weight decay's ``lam0 (a, W)`` added."""
+    t = tmod.prototype(4, 0)
+    rng = np.random.default_rng(5)
+    net = pop.Net(rng.standard_normal(3), rng.standard_normal((3, 4)), 0.4, rng.standard_normal(4))
+    v, h = net.flat(), 1e-6
+
+    def loss(u):
+        return pop.loss(pop.Net.unflat(u, 3, 4), t)
+
+    fd = np.array([(loss(v + h * e) - loss(v - h * e)) / (2 * h) for e in np.eye(len(v))])
+    decay = pop.Net(net.a, net.W, 0.0, np.zeros(4)).flat()  # lam0 (a, W), nothing on alpha, beta
+    grad = pop.Net.unflat(fd + 0.2 * decay, 3, 4)
+    assert abs(grad.alpha) > 0.1 and np.abs(grad.beta).min() > 1e-3
+    got = alg.stage1(net, t, eta0=0.3, lam0=0.2)
+    np.testing.assert_allclose(got.flat(), v - 0.3 * grad.flat(), rtol=1e-7, atol=1e-8)
+
+
 def test_balance_keeps_function():
     rng = np.random.default_rng(0)
     net = pop.Net(rng.standard_normal(5), rng.standard_normal((5, 4)), 0.1, rng.standard_normal(4))

@@ -161,3 +161,18 @@ def test_loss_and_grad_default_is_the_plain_loss():
     assert L == pytest.approx(pop.loss(net, t), rel=1e-12)
     np.testing.assert_allclose(g.a, g0.a, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(g.W, g0.W, rtol=1e-12, atol=1e-14)
+
+
+def test_teacher_arrays_of_one_teacher_is_one_configuration():
+    """One teacher without ``batch`` is one configuration; with ``batch`` it is repeated; ``d``
+    pads the directions with zeros. The rows are the teacher's unit directions and ``c`` the
+    products ``a_j ||w_j||``, computed here from the teacher's own weights."""
+    t = tmod.prototype(5, 0)
+    norms = np.linalg.norm(t.W, axis=1)
+    one = pop.teacher_arrays(t)
+    assert one.U.shape == (1, t.m, 5) and one.c.shape == (1, t.m) and one.norm2.shape == (1,)
+    np.testing.assert_allclose(one.U[0], t.W / norms[:, None], rtol=1e-15)
+    np.testing.assert_allclose(one.c[0], t.a * norms, rtol=1e-15)
+    assert pop.teacher_arrays(t, batch=3).U.shape == (3, t.m, 5)
+    wide = pop.teacher_arrays(t, d=7)
+    assert wide.U.shape == (1, t.m, 7) and np.all(wide.U[0, :, 5:] == 0)
