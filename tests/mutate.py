@@ -608,6 +608,19 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ): CPU,
         },
     },
+    "core.seeds": {
+        "derive": {
+            (
+                "return int(np.random.SeedSequence([_key(seed), *map(_key, keys)])"
+                ".generate_state(1)[0])",
+                "return int(np.random.SeedSequence([_key(seed), *map(_key, keys)])"
+                ".generate_state(2)[0])",
+            ): (
+                "SeedSequence generates its words as one stream: the first of two words is the "
+                "one word (checked)"
+            ),
+        },
+    },
     "paper_a.metrics": {
         "normalize_by_margin": {
             (
@@ -2191,6 +2204,16 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.teacher": {
+        "constants": {
+            ("sv = np.linalg.svd(U, compute_uv=False)", "sv = np.linalg.svd(U, compute_uv=None)"): (
+                "svd reads compute_uv in a truth test, where None is False"
+            ),
+            ("r = int(np.sum(sv > 1e-10 * sv[0]))", "r = int(np.sum(sv >= 1e-10 * sv[0]))"): TIE,
+            (
+                "rank_H = int(np.sum(np.abs(ev) > 1e-10 * np.abs(ev[0])))",
+                "rank_H = int(np.sum(np.abs(ev) >= 1e-10 * np.abs(ev[0])))",
+            ): TIE,
+        },
         "assumption_values": {
             **{
                 (

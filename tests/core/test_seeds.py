@@ -1,6 +1,7 @@
 """Tests of twolayer.core.seeds."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -173,3 +174,17 @@ def test_documented_aliases(a, b):
     words of its entropy and splits big integers into 32-bit words): stated, so that a
     change of ``derive`` (which would change every seed of the book) is seen."""
     assert seeds.derive(*a) == seeds.derive(*b)
+
+
+@pytest.mark.parametrize(
+    ("bad", "error", "message"),
+    [
+        (1.5, TypeError, "seed keys are integers or strings, got 1.5"),
+        (True, TypeError, "seed keys are integers or strings, got True"),
+        (None, TypeError, "seed keys are integers or strings, got None"),
+        (-3, ValueError, "seed keys are non-negative, got -3"),
+    ],
+)
+def test_a_bad_key_gets_a_message_naming_it(bad, error, message):
+    with pytest.raises(error, match=rf"^{re.escape(message)}$"):
+        seeds.derive(0, "purpose", bad)

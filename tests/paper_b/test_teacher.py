@@ -74,3 +74,33 @@ def test_assumption_values_floor_is_strict():
     assert at["deficient"] == 0
     below = tmod.assumption_values(tmod.Teacher(np.array([1.0, floor / 2]), np.eye(2)))
     assert below["deficient"] == 1
+
+
+def _pair(theta, a=(1.0, 1.0), scale=(1.0, 1.0)):
+    """Two teacher neurons in the plane at angle ``theta``, of norms ``scale``."""
+    W = np.array([[1.0, 0.0], [math.cos(theta), math.sin(theta)]]) * np.asarray(scale)[:, None]
+    return tmod.Teacher(np.asarray(a), W)
+
+
+def test_constants_delta_of_one_and_two_neurons():
+    """One neuron has no pair: Delta is pi/2 by convention. Two at 60 or 120 degrees are pi/3
+    apart up to sign."""
+    one = tmod.Teacher(np.array([2.0]), np.array([[0.0, 3.0]]))
+    assert tmod.constants(one)["Delta"] == math.pi / 2
+    for theta in (math.pi / 3, 2 * math.pi / 3):
+        assert tmod.constants(_pair(theta))["Delta"] == pytest.approx(math.pi / 3, rel=1e-12)
+
+
+def test_constants_ranks_are_relative_to_the_largest_value():
+    """``r`` counts the singular values of the unit directions above 1e-10 times the largest,
+    ``rank_H`` the eigenvalues of ``H = sum a_i w_i w_i^T`` above 1e-10 times the largest.
+    For two unit directions at angle theta the singular values are ``sqrt(1 +- cos theta)``:
+    at theta = 1.5e-10 the small one is 1.06e-10, 7.5e-11 times the largest (sqrt 2): rank 1.
+    Directions are what count, not norms: neurons of norms 1e-6 and 1 at right angles span
+    rank 2. With ``a = (1000, 1000)`` and theta = 1e-6, H's eigenvalues are
+    ``1000 (1 +- cos theta)`` = 2000 and 5e-10, 2.5e-13 times the largest: rank_H 1."""
+    assert tmod.constants(_pair(1.5e-10))["r"] == 1
+    assert tmod.constants(_pair(math.pi / 2, scale=(1e-6, 1.0)))["r"] == 2
+    c = tmod.constants(_pair(1e-6, a=(1000.0, 1000.0)))
+    assert c["r"] == 2 and c["rank_H"] == 1
+    assert c["H_eigenvalues"][0] == pytest.approx(2000.0, rel=1e-12)
