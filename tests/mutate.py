@@ -621,6 +621,15 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             ),
         },
     },
+    "paper_b.kernels": {
+        "kappa2": {
+            ("t = np.asarray(t, dtype=np.float64)", "t = np.asarray(t, dtype=None)"): (
+                "k1 casts its own argument; the cast here feeds only clip(t) / 4, exact in any "
+                "binary float type (a clip, a division by 4), and the difference with k1's "
+                "float64 is float64: the same bits"
+            ),
+        },
+    },
     "paper_a.metrics": {
         "normalize_by_margin": {
             (
@@ -2204,6 +2213,12 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.teacher": {
+        "angles_up_to_sign": {
+            (
+                "return np.arccos(np.clip(np.abs(U @ V.T), 0.0, 1.0))",
+                "return np.arccos(np.clip(np.abs(U @ V.T), None, 1.0))",
+            ): "an absolute value is >= 0 (or NaN): the lower clip never acts",
+        },
         "constants": {
             ("sv = np.linalg.svd(U, compute_uv=False)", "sv = np.linalg.svd(U, compute_uv=None)"): (
                 "svd reads compute_uv in a truth test, where None is False"
