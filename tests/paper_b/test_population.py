@@ -176,3 +176,24 @@ def test_teacher_arrays_of_one_teacher_is_one_configuration():
     assert pop.teacher_arrays(t, batch=3).U.shape == (3, t.m, 5)
     wide = pop.teacher_arrays(t, d=7)
     assert wide.U.shape == (1, t.m, 7) and np.all(wide.U[0, :, 5:] == 0)
+
+
+def test_kernels_read_single_precision_in_double():
+    """``k(t) = (sqrt(1 - t^2) + (pi - arccos t) t) / (2 pi)``: at t = 1/2 (exact in float32)
+    it is ``(sqrt(3)/2 + pi/3) / (2 pi)``, and ``kappa2 = k - 1/(2 pi) - t/4``; a float32
+    argument is computed in float64 to the same value (in float32 it would be off by ~1e-8)."""
+    k_half = (math.sqrt(3) / 2 + math.pi / 3) / (2 * math.pi)
+    for t in (0.5, np.float32(0.5), np.array([0.5], dtype=np.float32)):
+        assert float(np.squeeze(kernels.k1(t))) == pytest.approx(k_half, rel=1e-15)
+        kappa = float(np.squeeze(kernels.kappa2(t)))
+        assert kappa == pytest.approx(k_half - 1 / (2 * math.pi) - 0.125, rel=1e-13)
+    assert kernels.k1(np.array([0.5], dtype=np.float32)).dtype == np.float64
+
+
+def test_a_student_of_another_dimension_is_refused_by_name():
+    t = tmod.prototype(5, 0)
+    net = pop.Net(np.ones(2), np.ones((2, 3)))
+    msg = "the student has d = 3, the teacher d = 5"
+    for f in (pop.loss, pop.grad):
+        with pytest.raises(ValueError, match=rf"^{msg}$"):
+            f(net, t)
