@@ -1132,10 +1132,6 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         "log_spaced_steps": {
             (
                 "[[0, min(1, steps)], np.geomspace(1, max(steps, 1), num=max(num, 2)).round()]",
-                "[[0, min(2, steps)], np.geomspace(1, max(steps, 1), num=max(num, 2)).round()]",
-            ): "1 is in the geometric grid anyway",
-            (
-                "[[0, min(1, steps)], np.geomspace(1, max(steps, 1), num=max(num, 2)).round()]",
                 "[[0, min(1, steps)], np.geomspace(1, max(steps, 2), num=max(num, 2)).round()]",
             ): "the extra point 2 is dropped by pts <= steps",
         },
