@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from helpers import fd_grad_regularized
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import features as feat
 from twolayer.paper_b import population as pop
@@ -62,18 +63,12 @@ def test_symmetric_init_takes_every_even_width_and_refuses_the_rest():
 def test_stage1_steps_every_parameter_along_the_regularized_gradient():
     """From a network that is not symmetric (so every part of the gradient is nonzero, alpha and
     beta included), Stage 1 is ``theta - eta0 grad L_{lam0}``, with the gradient of the
-    population loss by central differences and the weight decay's ``lam0 (a, W)`` added."""
+    regularized population loss by central differences."""
     t = tmod.prototype(4, 0)
     rng = np.random.default_rng(5)
     net = pop.Net(rng.standard_normal(3), rng.standard_normal((3, 4)), 0.4, rng.standard_normal(4))
-    v, h = net.flat(), 1e-6
-
-    def loss(u):
-        return pop.loss(pop.Net.unflat(u, 3, 4), t)
-
-    fd = np.array([(loss(v + h * e) - loss(v - h * e)) / (2 * h) for e in np.eye(len(v))])
-    decay = pop.Net(net.a, net.W, 0.0, np.zeros(4)).flat()  # lam0 (a, W), nothing on alpha, beta
-    grad = pop.Net.unflat(fd + 0.2 * decay, 3, 4)
+    v = net.flat()
+    grad = pop.Net.unflat(fd_grad_regularized(net, t, 0.2), 3, 4)
     assert abs(grad.alpha) > 0.1 and np.abs(grad.beta).min() > 1e-3
     got = alg.stage1(net, t, eta0=0.3, lam0=0.2)
     np.testing.assert_allclose(got.flat(), v - 0.3 * grad.flat(), rtol=1e-7, atol=1e-8)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from helpers import fd_grad_regularized
 from twolayer.paper_b import algorithm1 as alg
 from twolayer.paper_b import features as feat
 from twolayer.paper_b import population as pop
@@ -205,14 +206,7 @@ def test_predicted_error_is_the_law_in_double_precision():
     here by central differences of :func:`population.loss` in ``W``; a count given as float32
     (from a table) is still divided in float64, and an array of counts gives one value each."""
     t, net = _small_case()
-    h = 1e-6
-    fd = np.zeros_like(net.W)
-    for idx in np.ndindex(*net.W.shape):
-        E = np.zeros_like(net.W)
-        E[idx] = h
-        up = pop.loss(pop.Net(net.a, net.W + E, net.alpha, net.beta), t)
-        dn = pop.loss(pop.Net(net.a, net.W - E, net.alpha, net.beta), t)
-        fd[idx] = (up - dn) / (2 * h)
+    fd = pop.Net.unflat(fd_grad_regularized(net, t, 0.0), *net.W.shape).W
     norm = float(np.linalg.norm(fd))
     trace = 0.123456789012345
     got = smp.predicted_error(net, t, np.float32(1000), trace)
