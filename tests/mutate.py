@@ -566,6 +566,16 @@ LASSO_ACTIVE_FLOAT = (
     "active is rebound to a bool array after the first step"
 )
 LASSO_SAME_GRADIENT = "the gradient is recomputed from the same a: the same g, bit for bit"
+RCOND_DEFAULT = "rcond=None is lstsq's default in NumPy 2 (machine precision times the larger size)"
+NONE_FALSY = "the argument is read only in truth tests, where None is False"
+LOSS_BLOCK_ONLY = (
+    "want_loss=True adds only the loss's own block, which the gradient does not read (the same "
+    "bits; checked): grad() discards the loss, and loss() asks for it anyway"
+)
+LOSS_VIA_GRADIENT = (
+    "with the gradient the loss goes through sum(U * (P @ cU)) instead of (P * T) @ c, the same "
+    "sum to rounding (4e-16 relative over 50 random networks); grad() asks for it anyway"
+)
 _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     "page.checks": {
         "compare": {
@@ -1378,25 +1388,15 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
     },
     "paper_b.population": {
         "_one": {
-            ("want_grad=want_grad,", ""): (
-                "the default want_grad=True: loss() then gets its loss through the gradient's "
-                "route, sum(U * (P @ cU)) instead of (P * T) @ c, the same sum to rounding "
-                "(4e-16 relative over 50 random networks), and grad() asked for it anyway"
-            ),
-            ("want_loss=want_loss,\n)", ")"): (
-                "the default want_loss=True adds only the loss's own block, which the gradient "
-                "does not read (the same bits; checked), and loss() asked for it anyway"
-            ),
+            ("want_grad=want_grad,", ""): LOSS_VIA_GRADIENT,
+            ("want_loss=want_loss,\n)", ")"): LOSS_BLOCK_ONLY,
         },
         "grad": {
             (
                 "_, (ga, gW, galpha, gbeta) = "
                 "_one(net, teacher, lam, want_grad=True, want_loss=False)",
                 f"_, (ga, gW, galpha, gbeta) = _one(net, teacher, lam, want_grad=True, {after})",
-            ): (
-                "want_loss only adds the loss's own block, which the gradient does not read "
-                "(the gradient is the same bits; checked) and grad discards"
-            )
+            ): LOSS_BLOCK_ONLY
             for after in ("want_loss=None", "", "want_loss=True")
         },
         "teacher_arrays": {
@@ -1409,7 +1409,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             (
                 "return float(_one(net, teacher, 0.0, want_grad=False)[0][0])",
                 "return float(_one(net, teacher, 0.0, want_grad=None)[0][0])",
-            ): "want_grad is read only in truth tests, where None is False",
+            ): NONE_FALSY,
             (
                 "return float(_one(net, teacher, 0.0, want_grad=False)[0][0])",
                 "return float(_one(net, teacher, 1.0, want_grad=False)[0][0])",
@@ -1417,10 +1417,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             (
                 "return float(_one(net, teacher, 0.0, want_grad=False)[0][0])",
                 "return float(_one(net, teacher, 0.0, want_grad=True)[0][0])",
-            ): (
-                "the gradient is computed too and the loss through sum(U * (P @ cU)) instead of "
-                "(P * T) @ c: the same sum, to rounding (4e-16 relative over 50 random networks)"
-            ),
+            ): LOSS_VIA_GRADIENT,
         },
         "mc_loss": {
             (
@@ -1697,9 +1694,10 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
                 'def solve_weighted_lasso(G, b, c, weights, *, lam, solver="CLARABEL"):',
                 'def solve_weighted_lasso(G, b, c, weights, *, lam, solver="clarabel"):',
             ): "cvxpy upper-cases a solver's name before using it (cvxpy/problems/problem.py)",
-            ("z = np.linalg.lstsq(R.T, b, rcond=None)[0]", "z = np.linalg.lstsq(R.T, b, )[0]"): (
-                "rcond=None is lstsq's default in NumPy 2"
-            ),
+            (
+                "z = np.linalg.lstsq(R.T, b, rcond=None)[0]",
+                "z = np.linalg.lstsq(R.T, b, )[0]",
+            ): RCOND_DEFAULT,
             ("a = cp.Variable(G.shape[0])", "a = cp.Variable(G.shape[1])"): (
                 "G is square wherever the function returns (a non-square G fails in both, only "
                 "the internal message differs)"
@@ -1741,7 +1739,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
             (
                 "x_new = np.linalg.lstsq(GA, rhs, rcond=None)[0]",
                 "x_new = np.linalg.lstsq(GA, rhs, )[0]",
-            ): "rcond=None is lstsq's default in NumPy 2 (machine precision times the larger size)",
+            ): RCOND_DEFAULT,
             (
                 "active = np.zeros(len(b), dtype=bool)",
                 "active = np.zeros(len(b), dtype=None)",
@@ -2229,7 +2227,7 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
         "constants": {
             ("sv = np.linalg.svd(U, compute_uv=False)", "sv = np.linalg.svd(U, compute_uv=None)"): (
-                "svd reads compute_uv in a truth test, where None is False"
+                NONE_FALSY
             ),
             ("r = int(np.sum(sv > 1e-10 * sv[0]))", "r = int(np.sum(sv >= 1e-10 * sv[0]))"): TIE,
             (
