@@ -526,6 +526,11 @@ BATCH_2D = (
     "a, ga and gbeta are (B, m) and (B, d): stage3_batched, the only caller, passes NetBatch "
     "arrays, and on a 2-D array axis +1 is axis -1"
 )
+BATCHED_ARGS_2D = (
+    "loss_and_grad_batched's a, c and beta are (B, m) and (B, d) and the teacher's c is (B, k), "
+    "as NetBatch and teacher_arrays make them (one network is a batch of one; an unbatched a "
+    "already gives wrongly shaped gradients): on a 2-D array axis +1 is axis -1"
+)
 SIGNS_NONZERO = (
     "s = np.sign(...) with its zeros set to 1 on the line before: s is -1, 1 or NaN here, where "
     "both comparisons agree"
@@ -1387,6 +1392,17 @@ _EQ: dict[str, dict[str, dict[tuple[str, str], str]]] = {
         },
     },
     "paper_b.population": {
+        "loss_and_grad_batched": {
+            (
+                "csum_s = xp.sum(tc, axis=-1)[..., None] # (B, 1)",
+                "csum_s = xp.sum(tc, axis=+1)[..., None] # (B, 1)",
+            ): BATCHED_ARGS_2D,
+            ("csum = xp.sum(c, axis=-1)", "csum = xp.sum(c, axis=+1)"): BATCHED_ARGS_2D,
+            ("xp.sum(c * Kc, axis=-1)", "xp.sum(c * Kc, axis=+1)"): BATCHED_ARGS_2D,
+            ("+ xp.sum(beta * aW, axis=-1)", "+ xp.sum(beta * aW, axis=+1)"): BATCHED_ARGS_2D,
+            ("+ xp.sum(beta * beta, axis=-1)", "+ xp.sum(beta * beta, axis=+1)"): BATCHED_ARGS_2D,
+            ("fy = xp.sum(c * K2s, axis=-1)", "fy = xp.sum(c * K2s, axis=+1)"): BATCHED_ARGS_2D,
+        },
         "_one": {
             ("want_grad=want_grad,", ""): LOSS_VIA_GRADIENT,
             ("want_loss=want_loss,\n)", ")"): LOSS_BLOCK_ONLY,

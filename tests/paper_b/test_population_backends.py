@@ -189,6 +189,112 @@ def test_zero_norm_neuron_with_nonzero_a_is_finite(teachers):
         np.testing.assert_allclose(pop.to_numpy(gb_[1])[0], g.W, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
+def test_default_lam_is_no_weight_decay(teachers, like):
+    """Without ``lam`` the gradient is that of the square loss alone: at a zero neuron
+    (``w_i = 0``, ``c_i = a_i ||w_i|| = 0``) the loss does not depend on ``a_i``, so its
+    ``a_i`` component is exactly 0 (weight decay would add ``lam a_i``), and elsewhere the
+    gradient equals the one with ``lam=0`` given explicitly."""
+    net = awkward_net(7, 8, 0, teachers[0])
+    net.a[4] = 1.5
+    b = pop.NetBatch.from_nets(net, like)
+    ta = pop.teacher_arrays(teachers[0], like=b.W)
+    _, g = pop.loss_and_grad_batched(*b.arrays(), teacher=ta)
+    assert float(pop.to_numpy(g[0])[0, 4]) == 0.0
+    _, g0 = pop.loss_and_grad_batched(*b.arrays(), teacher=ta, lam=0.0)
+    for x, y in zip(g, g0):
+        np.testing.assert_array_equal(pop.to_numpy(x), pop.to_numpy(y))
+
+
+@pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
+def test_anti_aligned_student_and_teacher_neurons_stay_finite(like):
+    """A student neuron exactly opposite a teacher neuron (``t = -1``): ``U wbar*`` may round
+    to ``-1 - 2^-52`` (it does for some of these 40 directions on some BLAS), where an unclipped
+    ``sqrt(1 - t^2)`` is NaN. The loss and gradient stay finite and equal the reference
+    implementation's, whose kernels clip ``t`` to ``[-1, 1]``."""
+    ts = [tmod.random_teacher(8, 1, 1, seed=s) for s in range(40)]
+    nets = []
+    for s, t in enumerate(ts):
+        rng = np.random.default_rng(100 + s)
+        W = np.stack([-1.3 * t.W[0], rng.standard_normal(8) / math.sqrt(8)])
+        nets.append(pop.Net(np.array([0.8, -0.5]), W, 0.2, 0.1 * rng.standard_normal(8)))
+    b = pop.NetBatch.from_nets(nets, like)
+    L, g = pop.loss_and_grad_batched(*b.arrays(), teacher=pop.teacher_arrays(ts, like=b.W))
+    Ln = pop.to_numpy(L)
+    grads = pop.NetBatch(*g, b.widths, b.dims).to_nets()
+    for k, (net, t) in enumerate(zip(nets, ts)):
+        assert Ln[k] == pytest.approx(ref_loss(net, t), rel=1e-12)
+        r = ref_grad(net, t).flat()
+        assert np.all(np.isfinite(grads[k].flat()))
+        assert np.abs(grads[k].flat() - r).max() <= 1e-12 * np.abs(r).max()
+
+
+@pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
+def test_gradient_at_a_vanishing_neuron_has_its_limit(teachers, like):
+    """Along a fixed direction ``u``, the ``w_i``-gradient at ``w_i = s u`` tends to a limit
+    as ``s -> 0`` (it depends on ``w_i`` only through ``u`` and ``c_i = a_i s``), so
+    ``s = 1e-100`` (still a direction in float64, far above the ``1e-300`` cut-off) gives the
+    ``s = 1e-12`` gradient to ``1e-9``."""
+    rows = []
+    for scale in (1e-12, 1e-100):
+        net = awkward_net(7, 8, 0, teachers[0])
+        net.a[4] = 1.5
+        net.W[4] = scale * np.linspace(1.0, -0.4, 8)
+        b = pop.NetBatch.from_nets(net, like)
+        _, g = pop.loss_and_grad_batched(
+            *b.arrays(), teacher=pop.teacher_arrays(teachers[0], like=b.W), lam=0.1
+        )
+        rows.append(pop.to_numpy(g[1])[0, 4])
+    assert np.abs(rows[0]).max() > 0.1
+    np.testing.assert_allclose(rows[1], rows[0], rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("position", range(5))
+def test_mixed_array_namespaces_are_refused(nets, teachers, position):
+    """One argument (``a``, ``W``, ``alpha``, ``beta`` or the teacher) in NumPy and the rest in
+    torch: refused with array-api-compat's "Multiple namespaces" error, not computed in a mix."""
+    bn, bt = pop.NetBatch.from_nets(nets), pop.NetBatch.from_nets(nets, CPU64)
+    args = list(bt.arrays()) + [pop.teacher_arrays(teachers, like=bt.W)]
+    args[position] = (list(bn.arrays()) + [pop.teacher_arrays(teachers)])[position]
+    with pytest.raises(TypeError, match="^Multiple namespaces for array inputs"):
+        pop.loss_and_grad_batched(*args[:4], teacher=args[4], lam=0.1)
+
+
+@pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
+def test_gradient_only_and_loss_only_calls(nets, teachers, like):
+    """``want_loss=False`` returns ``None`` for the loss (as the docstring says) and the same
+    gradient; ``want_grad=False`` returns ``None`` for the gradient and the same loss."""
+    b = pop.NetBatch.from_nets(nets, like)
+    ta = pop.teacher_arrays(teachers, like=b.W)
+    L, g = pop.loss_and_grad_batched(*b.arrays(), teacher=ta, lam=0.1)
+    L2, g2 = pop.loss_and_grad_batched(*b.arrays(), teacher=ta, lam=0.1, want_loss=False)
+    assert L2 is None
+    for x, y in zip(g, g2):
+        np.testing.assert_array_equal(pop.to_numpy(x), pop.to_numpy(y))
+    L3, g3 = pop.loss_and_grad_batched(*b.arrays(), teacher=ta, lam=0.1, want_grad=False)
+    assert g3 is None
+    np.testing.assert_allclose(pop.to_numpy(L3), pop.to_numpy(L), rtol=1e-13)
+
+
+@pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
+def test_a_student_equal_to_the_target_has_zero_loss(like):
+    """``relu(w.x) = ||w|| / sqrt(2 pi) + (w.x) / 2 + relu_{>=2}(w.x)`` (the degree-0 and -1
+    Hermite parts of ``relu`` of a standard Gaussian are ``1/sqrt(2 pi)`` and ``1/2``), so the
+    student ``a = a*``, ``W = W*``, ``alpha = -sum_j a*_j ||w*_j|| / sqrt(2 pi)``,
+    ``beta = -sum_j a*_j w*_j / 2`` computes the target ``y~`` exactly: its loss is 0 up to
+    rounding, and never negative (the expansion cancels to ``-1e-16`` for many of these 80
+    teachers; a loss is a mean square)."""
+    ts = [tmod.random_teacher(8, 2, 3, seed=s) for s in range(40)]
+    ts += [tmod.prototype(8, seed=s) for s in range(40)]
+    nets = []
+    for t in ts:
+        c = t.a * np.linalg.norm(t.W, axis=1)
+        nets.append(pop.Net(t.a, t.W, -c.sum() / math.sqrt(2 * math.pi), -0.5 * (t.a @ t.W)))
+    b = pop.NetBatch.from_nets(nets, like)
+    L = pop.to_numpy(pop.loss_batched(*b.arrays(), teacher=pop.teacher_arrays(ts, like=b.W)))
+    assert np.all(L >= 0.0) and L.max() <= 1e-14
+
+
 def test_autograd_through_arccos_fails_where_the_hand_gradient_does_not():
     """Why the gradient is written by hand: at an exactly aligned pair (``t = 1``) autograd of
     ``||w|| k(t)`` multiplies ``arccos'(1) = -inf`` by ``dt/dw = 0`` and returns NaN; the
