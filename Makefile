@@ -124,7 +124,7 @@ lint: $(STAMP)
 # Mutation testing of every numerical module and the sweep's resume logic (tests/mutate.py):
 # every mutant of a must-kill function must make a unit test fail unless it is a listed
 # equivalent (keyed by its diff; a stale key fails); writes tests/mutation_summary.md. mutmut
-# is pinned: the keys depend on its mutations (slow: about 19,100 mutants, three hours on 2 cores).
+# is pinned: the keys depend on its mutations (slow: about 19,100 mutants, 3 to 4 hours on 2 cores).
 # A stopped run goes on with `make mutate MUTATE_ARGS=--resume`; after tests are added,
 # `MUTATE_ARGS=--recheck` runs the must-kill survivors again. `MUTATE_ARGS=--checkpoint` saves
 # a stopped run's results in tests/mutation_checkpoint.json (commit it): `--resume` in another

@@ -311,6 +311,14 @@ def test_main_fails_on_a_must_kill_survivor_and_writes_the_summary(monkeypatch, 
     assert "| paper_a.kkt | 7 |" in (tmp_path / "summary.md").read_text()
 
 
+def test_main_runs_each_timeout_again_before_the_report(monkeypatch, tmp_path, fake):
+    """A timeout may be a loaded machine, not the mutant: it is run once more, by name."""
+    rc, calls = _run_main(monkeypatch, tmp_path, fake, ["--max-children", "1"])
+    runs = [c for c in calls if "run" in c]
+    assert runs[-1][-4:] == ["run", "--max-children", "1", f"{MOD}.x_certify__mutmut_2"]
+    assert len(runs) == 2
+
+
 def test_main_passes_when_every_must_kill_mutant_dies(monkeypatch, tmp_path, fake):
     mutants, status = fake
     for n in (4, 5):
