@@ -2897,17 +2897,18 @@ def main(argv: list[str]) -> int:
     elif args.recheck:
         todo = must_kill_survivors(merged(checkpoint, results(work, env)), todo)
         print(f"rechecking: {len(todo)} surviving mutants of must-kill functions")
+
+    def run(names: list[str]) -> None:
+        cmd = [sys.executable, "-m", "mutmut", "run", *extra, *names]
+        subprocess.run(cmd, cwd=work, env=env, check=False)
+
     if todo:
-        subprocess.run(
-            [sys.executable, "-m", "mutmut", "run", *extra, *todo], cwd=work, env=env, check=False
-        )
+        run(todo)
     status = merged(checkpoint, results(work, env))
     again = timeouts(status, patterns(modules))
     if again:
         print(f"running the {len(again)} timeouts again: a timeout counts only if it repeats")
-        subprocess.run(
-            [sys.executable, "-m", "mutmut", "run", *extra, *again], cwd=work, env=env, check=False
-        )
+        run(again)
         status = merged(checkpoint, results(work, env))
     missing = [n for n in status if function_of(n)[0] in modules and n not in mutants]
     missing = [n for n in missing if in_scope(*function_of(n))]

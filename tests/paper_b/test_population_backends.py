@@ -60,6 +60,26 @@ def awkward_net(m, d, seed, teacher):
     return pop.Net(a, W, 0.3 * (seed + 1), 0.1 * rng.standard_normal(d))
 
 
+def cone_net(teacher):
+    """:func:`awkward_net` (width 7, d = 8) with ``a_4 = 1.5`` at its zero neuron ``w_4 = 0``:
+    the loss does not depend on ``a_4`` there, and is a cone, not differentiable, in ``w_4``."""
+    net = awkward_net(7, 8, 0, teacher)
+    net.a[4] = 1.5
+    return net
+
+
+def assert_close_in_max_norm(x, ref, rel=1e-12):
+    """``max |x - ref| <= rel * max |ref|`` over flat arrays (a gradient or a network)."""
+    x, ref = np.ravel(x), np.ravel(ref)
+    assert np.abs(x - ref).max() <= rel * np.abs(ref).max()
+
+
+def assert_same_gradient(g, g_ref):
+    """Two batched gradients ``(ga, gW, galpha, gbeta)`` equal bit for bit, any namespace."""
+    for x, y in zip(g, g_ref, strict=True):
+        np.testing.assert_array_equal(pop.to_numpy(x), pop.to_numpy(y))
+
+
 @pytest.fixture(scope="module")
 def teachers():
     return [
@@ -82,7 +102,7 @@ def nets(teachers):
 def test_per_net_functions_equal_the_previous_implementation(nets, teachers, lam):
     for net, t in zip(nets, teachers):
         g, r = pop.grad(net, t, lam).flat(), ref_grad(net, t, lam).flat()
-        assert np.abs(g - r).max() <= 1e-12 * np.abs(r).max()
+        assert_close_in_max_norm(g, r)
         assert pop.loss(net, t) == pytest.approx(ref_loss(net, t), rel=1e-12, abs=1e-15)
         L, g2 = pop.loss_and_grad(net, t, lam)
         assert L == pytest.approx(pop.loss(net, t), rel=1e-13)
@@ -93,7 +113,7 @@ def test_paper_profile_shape_equals_previous_implementation():
     t = tmod.random_teacher(50, 2, 3, 0)
     net = alg.stage1(alg.symmetric_init(50, 400, 0), t)  # duplicated neurons: t = 1 exactly
     g, r = pop.grad(net, t, 0.01).flat(), ref_grad(net, t, 0.01).flat()
-    assert np.abs(g - r).max() <= 1e-12 * np.abs(r).max()
+    assert_close_in_max_norm(g, r)
     assert pop.loss(net, t) == pytest.approx(ref_loss(net, t), rel=1e-12)
 
 
@@ -111,7 +131,7 @@ def test_batched_equals_per_net(nets, teachers, like):
     grads = pop.NetBatch(ga, gW, galpha, gbeta, b.widths, b.dims).to_nets()
     for k, (net, t) in enumerate(zip(nets, teachers)):
         r = ref_grad(net, t, [0.0, 0.05, 0.2][k])
-        assert np.abs(grads[k].flat() - r.flat()).max() <= 1e-12 * np.abs(r.flat()).max()
+        assert_close_in_max_norm(grads[k].flat(), r.flat())
         assert float(pop.to_numpy(L)[k]) == pytest.approx(ref_loss(net, t), rel=1e-12)
     # the padding neurons have zero gradient (they stay zero under gradient descent)
     gWn, gan = pop.to_numpy(gW), pop.to_numpy(ga)
@@ -176,8 +196,7 @@ def test_zero_norm_neuron_with_nonzero_a_is_finite(teachers):
     """At ``w_i = 0`` with ``a_i != 0`` the loss is not differentiable in ``w_i`` (a cone);
     the gradient stays finite and its ``a_i`` component is exact (``L`` does not depend on
     ``a_i`` there: ``lam a_i`` from the weight decay only)."""
-    net = awkward_net(7, 8, 0, teachers[0])
-    net.a[4] = 1.5
+    net = cone_net(teachers[0])
     g = pop.grad(net, teachers[0], 0.1)
     assert np.all(np.isfinite(g.flat()))
     assert g.a[4] == pytest.approx(0.1 * 1.5, rel=1e-14)
@@ -195,15 +214,13 @@ def test_default_lam_is_no_weight_decay(teachers, like):
     (``w_i = 0``, ``c_i = a_i ||w_i|| = 0``) the loss does not depend on ``a_i``, so its
     ``a_i`` component is exactly 0 (weight decay would add ``lam a_i``), and elsewhere the
     gradient equals the one with ``lam=0`` given explicitly."""
-    net = awkward_net(7, 8, 0, teachers[0])
-    net.a[4] = 1.5
+    net = cone_net(teachers[0])
     b = pop.NetBatch.from_nets(net, like)
     ta = pop.teacher_arrays(teachers[0], like=b.W)
     _, g = pop.loss_and_grad_batched(*b.arrays(), teacher=ta)
     assert float(pop.to_numpy(g[0])[0, 4]) == 0.0
     _, g0 = pop.loss_and_grad_batched(*b.arrays(), teacher=ta, lam=0.0)
-    for x, y in zip(g, g0):
-        np.testing.assert_array_equal(pop.to_numpy(x), pop.to_numpy(y))
+    assert_same_gradient(g, g0)
 
 
 @pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
@@ -226,7 +243,7 @@ def test_anti_aligned_student_and_teacher_neurons_stay_finite(like):
         assert Ln[k] == pytest.approx(ref_loss(net, t), rel=1e-12)
         r = ref_grad(net, t).flat()
         assert np.all(np.isfinite(grads[k].flat()))
-        assert np.abs(grads[k].flat() - r).max() <= 1e-12 * np.abs(r).max()
+        assert_close_in_max_norm(grads[k].flat(), r)
 
 
 @pytest.mark.parametrize("like", [None, CPU64], ids=["numpy", "torch"])
@@ -237,8 +254,7 @@ def test_gradient_at_a_vanishing_neuron_has_its_limit(teachers, like):
     ``s = 1e-12`` gradient to ``1e-9``."""
     rows = []
     for scale in (1e-12, 1e-100):
-        net = awkward_net(7, 8, 0, teachers[0])
-        net.a[4] = 1.5
+        net = cone_net(teachers[0])
         net.W[4] = scale * np.linspace(1.0, -0.4, 8)
         b = pop.NetBatch.from_nets(net, like)
         _, g = pop.loss_and_grad_batched(
@@ -269,8 +285,7 @@ def test_gradient_only_and_loss_only_calls(nets, teachers, like):
     L, g = pop.loss_and_grad_batched(*b.arrays(), teacher=ta, lam=0.1)
     L2, g2 = pop.loss_and_grad_batched(*b.arrays(), teacher=ta, lam=0.1, want_loss=False)
     assert L2 is None
-    for x, y in zip(g, g2):
-        np.testing.assert_array_equal(pop.to_numpy(x), pop.to_numpy(y))
+    assert_same_gradient(g2, g)
     L3, g3 = pop.loss_and_grad_batched(*b.arrays(), teacher=ta, lam=0.1, want_grad=False)
     assert g3 is None
     np.testing.assert_allclose(pop.to_numpy(L3), pop.to_numpy(L), rtol=1e-13)
@@ -631,7 +646,7 @@ def test_stage1_batched_matches_algorithm1():
         new = gb.stage1_batched(inits, ts, like=like)
         for n0, t, n1 in zip(inits, ts, new):
             r = alg.stage1(n0, t)
-            assert np.abs(r.flat() - n1.flat()).max() <= 1e-12 * np.abs(r.flat()).max()
+            assert_close_in_max_norm(n1.flat(), r.flat())
 
 
 @pytest.mark.parametrize("n_teachers", [1, 3])
@@ -656,7 +671,7 @@ def test_stage1_batched_teacher_of_lower_dimension_is_embedded():
     for n0, n1 in zip(inits, gb.stage1_batched(inits, t4), strict=True):
         r = alg.stage1(n0, t6)
         assert n1.W.shape == n0.W.shape
-        assert np.abs(r.flat() - n1.flat()).max() <= 1e-12 * np.abs(r.flat()).max()
+        assert_close_in_max_norm(n1.flat(), r.flat())
 
 
 def test_stage3_loop_runs_on_meta_without_host_reads(stage2_nets):
@@ -698,4 +713,4 @@ def test_stage1_batched_mixed_dimensions_and_one_shared_teacher():
             for n0, t, n1 in zip(nets, tlist, new, strict=True):
                 r = alg.stage1(n0, t, 0.5, 0.1)
                 assert n1.W.shape == r.W.shape
-                assert np.abs(r.flat() - n1.flat()).max() <= 1e-12 * np.abs(r.flat()).max()
+                assert_close_in_max_norm(n1.flat(), r.flat())
